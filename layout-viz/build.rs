@@ -1,0 +1,25 @@
+//! Host build of the kernels' index headers (`cpp/kernel_fns.cpp` including
+//! `stages/include/flashlab/*.cuh`), linked into layout-viz so its diagrams call the very
+//! functions the CUDA kernels call.
+use std::path::PathBuf;
+
+fn main() {
+    let manifest = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
+    let shim = manifest.join("cpp").join("kernel_fns.cpp");
+    let headers = manifest.join("..").join("stages").join("include");
+
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .include(&headers)
+        .file(&shim)
+        .warnings(true)
+        .compile("flashlab_kernel_fns");
+
+    // A changed header must rebuild the shim: the diagrams are only right if they run
+    // the kernels' current code.
+    println!("cargo:rerun-if-changed={}", shim.display());
+    println!("cargo:rerun-if-changed={}", headers.display());
+}

@@ -1,0 +1,175 @@
+//! Safe Rust wrappers around the kernels' own `__host__ __device__` index functions
+//! (`stages/include/flashlab/*.cuh`), compiled for the host by `build.rs` from
+//! `cpp/kernel_fns.cpp`.
+//!
+//! layout-viz keeps its own models of the same facts (`atoms`, `swizzle`); the tests hold
+//! the two against each other, and the bank maps of the stages are computed from these
+//! functions so that the book shows what the kernels do.
+//!
+//! Adding a kernel function is one `FL_EXPORT_*` line in the C++ shim and one line in the
+//! `fragment_fns!` list below (or a hand-written wrapper for another signature).
+
+use std::ffi::c_int;
+
+use thiserror::Error;
+
+/// A failure to call one of the kernels' index functions.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum KernelFnError {
+    /// The kernels never instantiate this `Swizzle<B, M, S>`, so the host build has no
+    /// code for it.
+    #[error(
+        "Swizzle<{bits},{base},{shift}> is not instantiated by the kernels (have: {available})"
+    )]
+    UnsupportedSwizzle {
+        bits: u32,
+        base: u32,
+        shift: u32,
+        available: String,
+    },
+    /// An offset outside the `int` range the device functions take.
+    #[error("offset {0} does not fit the kernels' 32-bit int")]
+    OffsetOutOfRange(u64),
+}
+
+/// A (row, col) coordinate, as the headers' `flashlab::RowCol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowCol {
+    pub row: u32,
+    pub col: u32,
+}
+
+mod ffi {
+    use std::ffi::c_int;
+
+    unsafe extern "C" {
+        pub fn fl_swizzle(b: c_int, m: c_int, s: c_int, offset: c_int) -> c_int;
+        pub fn fl_swizzle_count() -> c_int;
+        pub fn fl_swizzle_params(k: c_int, b: *mut c_int, m: *mut c_int, s: *mut c_int);
+        pub fn fl_ldmatrix_address_of(lane: c_int, matrix: *mut c_int, row: *mut c_int);
+        pub fn fl_ldmatrix_element(
+            lane: c_int,
+            half: c_int,
+            trans: c_int,
+            row: *mut c_int,
+            col: *mut c_int,
+        );
+    }
+}
+
+/// Calls a `void f(int, int, int*, int*)` export and packs the two outputs.
+fn call_pair(
+    f: unsafe extern "C" fn(c_int, c_int, *mut c_int, *mut c_int),
+    a: u32,
+    b: u32,
+) -> RowCol {
+    let (mut row, mut col): (c_int, c_int) = (0, 0);
+    // SAFETY: the exports are pure integer functions writing their two out-parameters,
+    // which point at live locals.
+    unsafe { f(a as c_int, b as c_int, &mut row, &mut col) };
+    // The header functions only add and multiply non-negative lane / index bits.
+    RowCol {
+        row: row as u32,
+        col: col as u32,
+    }
+}
+
+/// Declares the export `fl_<name>(lane, i, &row, &col)` and its safe wrapper `<name>`.
+macro_rules! fragment_fns {
+    ($($(#[$doc:meta])* $name:ident => $export:ident;)*) => {
+        mod fragment_ffi {
+            use std::ffi::c_int;
+            unsafe extern "C" {
+                $(pub fn $export(lane: c_int, i: c_int, row: *mut c_int, col: *mut c_int);)*
+            }
+        }
+        $(
+            $(#[$doc])*
+            pub fn $name(lane: u32, i: u32) -> RowCol {
+                call_pair(fragment_ffi::$export, lane, i)
+            }
+        )*
+    };
+}
+
+fragment_fns! {
+    /// `flashlab::mma_m16n8k16_a`: element `i` (0..8) of lane `lane`'s A fragment, as (m, k).
+    mma_m16n8k16_a => fl_mma_m16n8k16_a;
+    /// `flashlab::mma_m16n8k16_b`: element `i` (0..4) of the B fragment, as (k, n).
+    mma_m16n8k16_b => fl_mma_m16n8k16_b;
+    /// `flashlab::mma_m16n8_c`: element `i` (0..4) of the C/D accumulator of m16n8k16 and
+    /// m16n8k8, as (m, n).
+    mma_m16n8_c => fl_mma_m16n8_c;
+    /// `flashlab::mma_m16n8k8_a`: element `i` (0..4) of the A fragment, as (m, k).
+    mma_m16n8k8_a => fl_mma_m16n8k8_a;
+    /// `flashlab::mma_m16n8k8_b`: element `i` (0..2) of the B fragment, as (k, n).
+    mma_m16n8k8_b => fl_mma_m16n8k8_b;
+}
+
+/// `flashlab::ldmatrix_address_of`: the (matrix, row) whose 16-byte row address `lane`
+/// supplies to `ldmatrix`.
+pub fn ldmatrix_address_of(lane: u32) -> (u32, u32) {
+    let (mut matrix, mut row): (c_int, c_int) = (0, 0);
+    // SAFETY: pure integer function writing two out-parameters that point at locals.
+    unsafe { ffi::fl_ldmatrix_address_of(lane as c_int, &mut matrix, &mut row) };
+    (matrix as u32, row as u32)
+}
+
+/// `flashlab::ldmatrix_element`: the (row, col) of the 8x8 matrix that half `half` (0 or
+/// 1) of each destination register of `lane` receives.
+pub fn ldmatrix_element(lane: u32, half: u32, trans: bool) -> RowCol {
+    let (mut row, mut col): (c_int, c_int) = (0, 0);
+    // SAFETY: pure integer function writing two out-parameters that point at locals.
+    unsafe {
+        ffi::fl_ldmatrix_element(
+            lane as c_int,
+            half as c_int,
+            c_int::from(trans),
+            &mut row,
+            &mut col,
+        )
+    };
+    RowCol {
+        row: row as u32,
+        col: col as u32,
+    }
+}
+
+/// The `Swizzle<B, M, S>` triples the host build instantiates (the kernels' set).
+pub fn supported_swizzles() -> Vec<(u32, u32, u32)> {
+    // SAFETY: no arguments, returns a count.
+    let n = unsafe { ffi::fl_swizzle_count() };
+    (0..n)
+        .map(|k| {
+            let (mut b, mut m, mut s): (c_int, c_int, c_int) = (0, 0, 0);
+            // SAFETY: writes three out-parameters that point at locals.
+            unsafe { ffi::fl_swizzle_params(k, &mut b, &mut m, &mut s) };
+            (b as u32, m as u32, s as u32)
+        })
+        .collect()
+}
+
+/// `flashlab::swizzle<B, M, S>(offset)`, for the instances the kernels use.
+pub fn swizzle(bits: u32, base: u32, shift: u32, offset: u64) -> Result<u64, KernelFnError> {
+    let unsupported = || KernelFnError::UnsupportedSwizzle {
+        bits,
+        base,
+        shift,
+        available: supported_swizzles()
+            .iter()
+            .map(|(b, m, s)| format!("<{b},{m},{s}>"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    if !supported_swizzles().contains(&(bits, base, shift)) {
+        return Err(unsupported());
+    }
+    let arg = c_int::try_from(offset).map_err(|_| KernelFnError::OffsetOutOfRange(offset))?;
+    // SAFETY: pure integer function.
+    let out = unsafe { ffi::fl_swizzle(bits as c_int, base as c_int, shift as c_int, arg) };
+    if out < 0 {
+        Err(unsupported())
+    } else {
+        Ok(out as u64)
+    }
+}

@@ -1,0 +1,115 @@
+//! The kernels' index functions (host build) against layout-viz's own atom models and
+//! against facts stated by hand from the PTX ISA.
+use layout_viz::atoms::{self, TvAtom};
+use layout_viz::kernel_fns::{self, RowCol};
+
+fn rc(row: u32, col: u32) -> RowCol {
+    RowCol { row, col }
+}
+
+/// Every (lane, value) of `atom` lands where the kernel function says.
+fn agrees(atom: &TvAtom, f: fn(u32, u32) -> RowCol) {
+    assert_eq!(atom.threads(), 32, "{}", atom.name);
+    for lane in 0..32 {
+        for v in 0..atom.values() {
+            assert_eq!(
+                atom.coord(lane, v),
+                f(lane, v),
+                "{} lane {lane} value {v}",
+                atom.name
+            );
+        }
+    }
+}
+
+#[test]
+fn seed_fact_thread0_of_m16n8k16_c() {
+    let cells: Vec<RowCol> = (0..4).map(|i| kernel_fns::mma_m16n8_c(0, i)).collect();
+    assert_eq!(cells, vec![rc(0, 0), rc(0, 1), rc(8, 0), rc(8, 1)]);
+}
+
+#[test]
+fn mma_fragments_match_the_atoms() {
+    agrees(&atoms::mma_m16n8k16_a(), kernel_fns::mma_m16n8k16_a);
+    agrees(&atoms::mma_m16n8k16_b(), kernel_fns::mma_m16n8k16_b);
+    agrees(
+        &atoms::tv_by_name("mma-m16n8k16-c").unwrap(),
+        kernel_fns::mma_m16n8_c,
+    );
+    agrees(&atoms::mma_m16n8k8_a(), kernel_fns::mma_m16n8k8_a);
+    agrees(&atoms::mma_m16n8k8_b(), kernel_fns::mma_m16n8k8_b);
+    agrees(
+        &atoms::tv_by_name("mma-m16n8k8-c").unwrap(),
+        kernel_fns::mma_m16n8_c,
+    );
+}
+
+#[test]
+fn ldmatrix_matches_the_atoms() {
+    for num in [1, 2, 4] {
+        for trans in [false, true] {
+            let l = atoms::ldmatrix(num, trans).unwrap();
+            for lane in 0..32 {
+                if lane < 8 * num {
+                    // The model draws matrix m's rows as stored rows 8m..8m+7.
+                    let (matrix, row) = kernel_fns::ldmatrix_address_of(lane);
+                    assert_eq!(l.src.coord(lane, 0), rc(8 * matrix + row, 0));
+                }
+                for reg in 0..num {
+                    for half in 0..2 {
+                        let e = kernel_fns::ldmatrix_element(lane, half, trans);
+                        assert_eq!(
+                            l.dst.coord(lane, 2 * reg + half),
+                            rc(8 * reg + e.row, e.col)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn swizzle_333_by_hand() {
+    // Row 1's first chunk moves to chunk 1; row 7's chunk 3 to chunk 4.
+    assert_eq!(kernel_fns::swizzle(3, 3, 3, 64).unwrap(), 72);
+    assert_eq!(
+        kernel_fns::swizzle(3, 3, 3, 7 * 64 + 3 * 8 + 5).unwrap(),
+        7 * 64 + 4 * 8 + 5
+    );
+    // Row 0 is left alone.
+    for o in 0..64 {
+        assert_eq!(kernel_fns::swizzle(3, 3, 3, o).unwrap(), o);
+    }
+}
+
+#[test]
+fn swizzles_are_permutations_of_their_period() {
+    for (b, m, s) in kernel_fns::supported_swizzles() {
+        let period = 1u64 << (b + m + s);
+        let mut seen: Vec<u64> = (0..period)
+            .map(|o| kernel_fns::swizzle(b, m, s, o).unwrap())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(
+            seen,
+            (0..period).collect::<Vec<_>>(),
+            "Swizzle<{b},{m},{s}>"
+        );
+    }
+}
+
+#[test]
+fn unsupported_swizzle_is_a_typed_error() {
+    let err = kernel_fns::swizzle(5, 0, 5, 1).unwrap_err();
+    assert!(matches!(
+        err,
+        kernel_fns::KernelFnError::UnsupportedSwizzle { bits: 5, .. }
+    ));
+    assert!(err.to_string().contains("<3,3,3>"));
+}
+
+#[test]
+fn supported_swizzles_include_the_stage4_one() {
+    assert!(kernel_fns::supported_swizzles().contains(&(3, 3, 3)));
+}
