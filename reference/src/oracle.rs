@@ -1,0 +1,417 @@
+//! The oracle: attention computed the obvious way, in f64, one query row at a time.
+//!
+//! Every stage's expected values come from here, so this file favours being evidently correct
+//! over being clever: for each row it forms all scores, applies the mask, and calls the
+//! two-pass softmax in [`crate::softmax::two_pass`]. No tiling, no online rescaling, no exp2.
+//! The same entry point can also emulate the math in bf16/f16 (see [`attention_rows`]), which
+//! is what the FlashAttention-3 tolerance compares a kernel against.
+
+use crate::dtype::{LowPrecision, Precision, round_f32};
+use crate::mask::Mask;
+use crate::shape::Shape;
+use crate::softmax::{MASKED, two_pass};
+use rayon::prelude::*;
+
+/// Output of a forward pass: `o` is `[batch, seqlen_q, heads, head_dim]`, `lse` is
+/// `[batch, heads, seqlen_q]` holding the natural-log log-sum-exp of the scaled scores.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attention {
+    pub o: Vec<f64>,
+    pub lse: Vec<f64>,
+}
+
+/// One query row of one head of one batch element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowId {
+    pub batch: usize,
+    pub head: usize,
+    pub row: usize,
+}
+
+/// The oracle's answer for one query row: `head_dim` outputs and the row's LSE.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowResult {
+    pub o: Vec<f64>,
+    pub lse: f64,
+}
+
+/// Every row of a shape in (batch, head, row) order, the order LSE is stored in.
+pub fn all_rows(shape: &Shape) -> Vec<RowId> {
+    let mut rows = Vec::with_capacity(shape.lse_len());
+    for batch in 0..shape.batch {
+        for head in 0..shape.heads {
+            for row in 0..shape.seqlen_q {
+                rows.push(RowId { batch, head, row });
+            }
+        }
+    }
+    rows
+}
+
+/// Exact f64 attention: `O = softmax(scale · Q Kᵀ + mask) V` and the LSE, for every row.
+/// A fully masked row gives `O = 0` and `LSE = −∞`.
+pub fn attention(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+) -> Attention {
+    attention_with_precision(q, k, v, shape, mask, scale, Precision::F64)
+}
+
+/// [`attention`] for every row, in the chosen precision (see [`attention_rows`]).
+pub fn attention_with_precision(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    precision: Precision,
+) -> Attention {
+    let rows = all_rows(shape);
+    let results = attention_rows(q, k, v, shape, mask, scale, &rows, precision);
+    let mut out = Attention {
+        o: vec![0.0; shape.o_len()],
+        lse: vec![0.0; shape.lse_len()],
+    };
+    for (id, result) in rows.iter().zip(results) {
+        let start = shape.q_index(id.batch, id.row, id.head, 0);
+        out.o[start..start + shape.head_dim].copy_from_slice(&result.o);
+        out.lse[shape.lse_index(id.batch, id.head, id.row)] = result.lse;
+    }
+    out
+}
+
+/// The oracle for a chosen set of query rows only (the GPU checks of large problems sample
+/// rows), computed in parallel with rayon. Results are in the order of `rows`.
+///
+/// `precision` picks the arithmetic:
+///
+/// * [`Precision::F64`]: exact math in f64.
+/// * [`Precision::Emulated(p)`](Precision::Emulated): the math of PyTorch eager attention run in
+///   dtype `p` with f32 accumulation, i.e. FlashAttention-3's `attention_ref(..., upcast=False)`:
+///   1. Q, K, V are rounded to `p` (a no-op when the caller already rounded them);
+///   2. `S_ij = round_p(Σ_d q_id·k_jd)`, the dot product accumulated in f32 (products of two
+///      16-bit values are exact in f32, so only the running sum rounds);
+///   3. `S_ij ← round_p(f32(S_ij · scale))`, the scaling done in f32 and stored in `p`;
+///      masked entries become −∞;
+///   4. softmax in f32 from those values: `m = max_j S_ij`, `e_j = f32 exp(S_ij − m)`,
+///      `l = f32 Σ_j e_j`, and `P_ij = round_p(e_j / l)`;
+///   5. `O_id = round_p(Σ_j P_ij·v_jd)`, accumulated in f32;
+///   6. `LSE_i = m + ln l` from the f32 softmax.
+///
+/// The summation order is sequential, which a GPU's is not; the rounding of each stored
+/// intermediate, which dominates the error, is exactly as listed.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_rows(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    rows: &[RowId],
+    precision: Precision,
+) -> Vec<RowResult> {
+    shape.check_inputs(q, k, v);
+    assert!(
+        scale > 0.0 && scale.is_finite(),
+        "softmax scale must be positive and finite"
+    );
+    for id in rows {
+        assert!(
+            id.batch < shape.batch && id.head < shape.heads && id.row < shape.seqlen_q,
+            "{id:?} is outside {shape:?}"
+        );
+    }
+    rows.par_iter()
+        .map(|&id| match precision {
+            Precision::F64 => row_f64(q, k, v, shape, mask, scale, id),
+            Precision::Emulated(p) => row_emulated(q, k, v, shape, mask, scale, id, p),
+        })
+        .collect()
+}
+
+/// Query vector `q[b, i, h, :]`.
+fn q_row<'a>(q: &'a [f64], shape: &Shape, id: RowId) -> &'a [f64] {
+    let start = shape.q_index(id.batch, id.row, id.head, 0);
+    &q[start..start + shape.head_dim]
+}
+
+/// Key or value vector `x[b, j, hk, :]`.
+fn kv_row<'a>(x: &'a [f64], shape: &Shape, b: usize, j: usize, hk: usize) -> &'a [f64] {
+    let start = shape.kv_index(b, j, hk, 0);
+    &x[start..start + shape.head_dim]
+}
+
+fn row_f64(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    id: RowId,
+) -> RowResult {
+    let hk = shape.kv_head(id.head);
+    let qi = q_row(q, shape, id);
+    let mut scores = Vec::with_capacity(shape.seqlen_k);
+    let mut values = Vec::with_capacity(shape.seqlen_k * shape.head_dim);
+    for j in 0..shape.seqlen_k {
+        let kj = kv_row(k, shape, id.batch, j, hk);
+        scores.push(if mask.allows(id.row, j, shape.seqlen_q, shape.seqlen_k) {
+            qi.iter().zip(kj).map(|(a, b)| a * b).sum()
+        } else {
+            MASKED
+        });
+        values.extend_from_slice(kv_row(v, shape, id.batch, j, hk));
+    }
+    let (o, lse) = two_pass(&scores, &values, shape.head_dim, scale);
+    RowResult { o, lse }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row_emulated(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    id: RowId,
+    p: LowPrecision,
+) -> RowResult {
+    let hk = shape.kv_head(id.head);
+    let d = shape.head_dim;
+    let qi = p.rounded(q_row(q, shape, id));
+    let scale_f32 = round_f32(scale);
+    let keys = mask.key_range(id.row, shape.seqlen_q, shape.seqlen_k);
+    if keys.is_empty() {
+        return RowResult {
+            o: vec![0.0; d],
+            lse: f64::NEG_INFINITY,
+        };
+    }
+    // Steps 2 and 3: scores in p, only for the keys the mask allows (the rest would be −∞).
+    let scores: Vec<f64> = keys
+        .clone()
+        .map(|j| {
+            let kj = kv_row(k, shape, id.batch, j, hk);
+            let dot = qi.iter().zip(kj).fold(0.0f32, |acc, (a, b)| {
+                acc + (*a as f32) * (p.round(*b) as f32)
+            });
+            p.round(round_f32(p.round(f64::from(dot)) * scale_f32))
+        })
+        .collect();
+    // Step 4: f32 softmax, P stored in p.
+    let max = scores
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &s| m.max(s as f32));
+    let exps: Vec<f32> = scores.iter().map(|&s| (s as f32 - max).exp()).collect();
+    let sum = exps.iter().fold(0.0f32, |acc, &e| acc + e);
+    let probs: Vec<f32> = exps
+        .iter()
+        .map(|&e| p.round(f64::from(e / sum)) as f32)
+        .collect();
+    // Step 5: PV with f32 accumulation, O stored in p.
+    let mut acc = vec![0.0f32; d];
+    for (j, &pj) in keys.zip(&probs) {
+        for (a, vd) in acc.iter_mut().zip(kv_row(v, shape, id.batch, j, hk)) {
+            *a += pj * p.round(*vd) as f32;
+        }
+    }
+    RowResult {
+        o: acc.iter().map(|&a| p.round(f64::from(a))).collect(),
+        lse: f64::from(max + sum.ln()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use approx::assert_relative_eq;
+
+    /// A 2×2 problem worked out by hand. q0 = (1, 0), q1 = (0, 1); k0 = (ln 3, 0), k1 = (0, 0);
+    /// v0 = (1, 2), v1 = (3, 4); scale 1.
+    /// Row 0 scores (ln 3, 0): weights 3/4, 1/4, so O = (3/4·1 + 1/4·3, 3/4·2 + 1/4·4)
+    /// = (1.5, 2.5) and LSE = ln 4. Row 1 scores (0, 0): weights 1/2 each, O = (2, 3), LSE = ln 2.
+    fn hand_problem() -> (Vec<f64>, Vec<f64>, Vec<f64>, Shape) {
+        let shape = Shape::mha(1, 1, 2, 2, 2);
+        let q = vec![1.0, 0.0, 0.0, 1.0];
+        let k = vec![3f64.ln(), 0.0, 0.0, 0.0];
+        let v = vec![1.0, 2.0, 3.0, 4.0];
+        (q, k, v, shape)
+    }
+
+    #[test]
+    fn two_by_two_by_hand() {
+        let (q, k, v, shape) = hand_problem();
+        let out = attention(&q, &k, &v, &shape, &Mask::None, 1.0);
+        assert_relative_eq!(
+            out.o.as_slice(),
+            [1.5, 2.5, 2.0, 3.0].as_slice(),
+            epsilon = 1e-14
+        );
+        assert_relative_eq!(
+            out.lse.as_slice(),
+            [4f64.ln(), 2f64.ln()].as_slice(),
+            epsilon = 1e-14
+        );
+    }
+
+    #[test]
+    fn two_by_two_causal_by_hand() {
+        // Row 0 now sees only k0: O = v0, LSE = ln 3. Row 1 is unchanged.
+        let (q, k, v, shape) = hand_problem();
+        let out = attention(&q, &k, &v, &shape, &Mask::causal(), 1.0);
+        assert_relative_eq!(
+            out.o.as_slice(),
+            [1.0, 2.0, 2.0, 3.0].as_slice(),
+            epsilon = 1e-14
+        );
+        assert_relative_eq!(
+            out.lse.as_slice(),
+            [3f64.ln(), 2f64.ln()].as_slice(),
+            epsilon = 1e-14
+        );
+    }
+
+    #[test]
+    fn scale_multiplies_the_scores() {
+        // With scale 2, row 0's scores become (2 ln 3, 0): weights 9/10 and 1/10, LSE = ln 10.
+        let (q, k, v, shape) = hand_problem();
+        let out = attention(&q, &k, &v, &shape, &Mask::None, 2.0);
+        assert_relative_eq!(out.o[0], 0.9 * 1.0 + 0.1 * 3.0, epsilon = 1e-14);
+        assert_relative_eq!(out.lse[0], 10f64.ln(), epsilon = 1e-14);
+    }
+
+    #[test]
+    fn first_rows_see_nothing_when_queries_outnumber_keys() {
+        let shape = Shape::mha(1, 1, 3, 1, 1);
+        let out = attention(
+            &[1.0, 2.0, 3.0],
+            &[1.0],
+            &[7.0],
+            &shape,
+            &Mask::causal(),
+            1.0,
+        );
+        assert_eq!(out.o, vec![0.0, 0.0, 7.0]);
+        assert_eq!(out.lse[..2], [f64::NEG_INFINITY, f64::NEG_INFINITY]);
+        assert_relative_eq!(out.lse[2], 3.0, epsilon = 1e-14);
+    }
+
+    #[test]
+    fn gqa_heads_read_their_kv_head() {
+        // Two query heads share kv head 0, two share kv head 1; one key, so O = that head's v.
+        let shape = Shape::new(1, 4, 2, 1, 1, 1);
+        let out = attention(
+            &[0.1, 0.2, 0.3, 0.4],
+            &[1.0, 1.0],
+            &[5.0, 9.0],
+            &shape,
+            &Mask::None,
+            1.0,
+        );
+        assert_eq!(out.o, vec![5.0, 5.0, 9.0, 9.0]);
+        assert_relative_eq!(
+            out.lse.as_slice(),
+            [0.1, 0.2, 0.3, 0.4].as_slice(),
+            epsilon = 1e-15
+        );
+    }
+
+    #[test]
+    fn sampled_rows_match_the_full_oracle() {
+        let shape = Shape::new(2, 4, 2, 5, 7, 3);
+        let q: Vec<f64> = (0..shape.q_len()).map(|i| (i as f64 * 0.7).sin()).collect();
+        let k: Vec<f64> = (0..shape.kv_len())
+            .map(|i| (i as f64 * 1.3).cos())
+            .collect();
+        let v: Vec<f64> = (0..shape.kv_len())
+            .map(|i| (i as f64 * 0.4).sin() * 2.0)
+            .collect();
+        let mask = Mask::sliding_window(Some(2), Some(1));
+        let full = attention(&q, &k, &v, &shape, &mask, 0.6);
+        let rows = [
+            RowId {
+                batch: 1,
+                head: 3,
+                row: 4,
+            },
+            RowId {
+                batch: 0,
+                head: 1,
+                row: 0,
+            },
+        ];
+        let sampled = attention_rows(&q, &k, &v, &shape, &mask, 0.6, &rows, Precision::F64);
+        for (id, r) in rows.iter().zip(&sampled) {
+            let start = shape.q_index(id.batch, id.row, id.head, 0);
+            assert_eq!(r.o.as_slice(), &full.o[start..start + 3]);
+            assert_eq!(r.lse, full.lse[shape.lse_index(id.batch, id.head, id.row)]);
+        }
+    }
+
+    #[test]
+    fn emulation_is_close_to_exact_and_not_equal_to_it() {
+        let shape = Shape::mha(1, 2, 8, 16, 16);
+        let q: Vec<f64> = (0..shape.q_len())
+            .map(|i| (i as f64 * 0.37).sin())
+            .collect();
+        let k: Vec<f64> = (0..shape.kv_len())
+            .map(|i| (i as f64 * 0.91).cos())
+            .collect();
+        let v: Vec<f64> = (0..shape.kv_len())
+            .map(|i| (i as f64 * 0.53).sin())
+            .collect();
+        let exact = attention(&q, &k, &v, &shape, &Mask::causal(), 0.25);
+        for p in [LowPrecision::Bf16, LowPrecision::F16] {
+            let low = attention_with_precision(
+                &q,
+                &k,
+                &v,
+                &shape,
+                &Mask::causal(),
+                0.25,
+                Precision::Emulated(p),
+            );
+            let err = exact
+                .o
+                .iter()
+                .zip(&low.o)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            assert!(
+                err > 0.0 && err < 16.0 * p.unit_roundoff(),
+                "{}: {err}",
+                p.name()
+            );
+            for (a, b) in exact.lse.iter().zip(&low.lse) {
+                assert_relative_eq!(a, b, epsilon = 32.0 * p.unit_roundoff());
+            }
+            // Every output is representable in the low-precision dtype.
+            assert!(low.o.iter().all(|&x| p.round(x) == x));
+        }
+    }
+
+    #[test]
+    fn emulation_of_a_fully_masked_row_is_zero_and_neg_inf() {
+        let shape = Shape::mha(1, 1, 2, 1, 2);
+        let out = attention_with_precision(
+            &[1.0; 4],
+            &[1.0; 2],
+            &[1.0; 2],
+            &shape,
+            &Mask::causal(),
+            1.0,
+            Precision::Emulated(LowPrecision::Bf16),
+        );
+        assert_eq!(out.o[..2], [0.0, 0.0]);
+        assert_eq!(out.lse[0], f64::NEG_INFINITY);
+        assert_eq!(out.o[2..], [1.0, 1.0]);
+    }
+}
