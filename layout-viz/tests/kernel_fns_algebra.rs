@@ -6,11 +6,7 @@ use layout_viz::swizzle::Swizzle;
 #[test]
 fn kernel_swizzle_equals_algebra_swizzle() {
     for (b, m, s) in kernel_fns::supported_swizzles() {
-        let sw = Swizzle {
-            bits: b.into(),
-            base: m.into(),
-            shift: s.into(),
-        };
+        let sw = Swizzle::new(b, m, s as i32);
         // Two periods, so bits above the pattern are seen to pass through.
         for o in 0..(2u64 << (b + m + s)) {
             let ours = kernel_fns::swizzle(b, m, s, o).unwrap();
