@@ -1,0 +1,271 @@
+//! Comparing a kernel's outputs with the `reference` oracle.
+//!
+//! Every element of O and LSE must have been written (they start as NaN). Then, for a set
+//! of query rows (all rows of small problems, a seeded sample of large ones), O and LSE
+//! are compared with the f64 oracle under FlashAttention-3's rule: the kernel's error may
+//! be at most twice the error of the same math done in the kernel's dtype (the oracle's
+//! bf16/f16 emulation) plus a small absolute term.
+
+use crate::inputs::HostInputs;
+use crate::{DType, Problem};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use reference::{Precision, RowId};
+use serde::Serialize;
+
+/// Problems whose oracle costs at most this many multiply-adds are checked on every row.
+pub const FULL_CHECK_MACS: u128 = 1 << 28;
+/// Rows checked in larger problems (plus the first and last row of the first and last head).
+pub const SAMPLED_ROWS: usize = 384;
+
+/// The outcome of one check, with every number that decided it.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    pub rows_checked: usize,
+    pub rows_total: usize,
+    /// Elements of O or LSE still NaN after the run: unwritten, or computed as NaN.
+    pub nan_elements: usize,
+    pub o_max_abs: f64,
+    pub o_max_rel: f64,
+    pub o_rel_fro: f64,
+    /// The error of the same math in the dtype (the oracle's emulation) against f64.
+    pub o_lowp_max_abs: f64,
+    pub o_atol: f64,
+    pub o_bound: f64,
+    pub lse_max_abs: f64,
+    pub lse_lowp_max_abs: f64,
+    pub lse_bound: f64,
+    /// Rows where exactly one of kernel and oracle says "fully masked" (LSE = -inf).
+    pub lse_mask_mismatches: usize,
+    pub passed: bool,
+}
+
+impl CheckReport {
+    pub fn summary(&self) -> String {
+        format!(
+            "max|dO| {:.3e} (bound {:.3e}, {:.3e} for the same math in the dtype), rel fro {:.2e}, max|dLSE| {:.2e} (bound {:.2e}), {} of {} rows{}",
+            self.o_max_abs,
+            self.o_bound,
+            self.o_lowp_max_abs,
+            self.o_rel_fro,
+            self.lse_max_abs,
+            self.lse_bound,
+            self.rows_checked,
+            self.rows_total,
+            if self.nan_elements > 0 {
+                format!(", {} NaN/unwritten elements", self.nan_elements)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// Which rows to compare: all of them when the oracle is cheap, else a seeded sample that
+/// always includes the corners (first and last rows are where masking and tails go wrong).
+pub fn rows_to_check(p: &Problem, seed: u64) -> Vec<RowId> {
+    let total = p.batch * p.heads * p.seqlen_q;
+    let macs = total as u128 * p.seqlen_k as u128 * p.head_dim as u128;
+    let row_id = |flat: usize| RowId {
+        batch: flat / (p.heads * p.seqlen_q),
+        head: (flat / p.seqlen_q) % p.heads,
+        row: flat % p.seqlen_q,
+    };
+    if macs <= FULL_CHECK_MACS {
+        return (0..total).map(row_id).collect();
+    }
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
+    let mut flats: Vec<usize> = vec![0, p.seqlen_q - 1, total - p.seqlen_q, total - 1];
+    flats.extend((0..SAMPLED_ROWS).map(|_| rng.random_range(0..total)));
+    flats.sort_unstable();
+    flats.dedup();
+    flats.into_iter().map(row_id).collect()
+}
+
+/// Checks a run's outputs (O as 16-bit patterns, LSE in fp32) against the oracle.
+pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f32]) -> CheckReport {
+    let nan_elements = o_bits
+        .iter()
+        .filter(|&&b| p.dtype.from_bits(b).is_nan())
+        .count()
+        + lse.iter().filter(|x| x.is_nan()).count();
+
+    let rows = rows_to_check(p, inputs.seed);
+    let (q, k, v) = (
+        inputs.to_f64(&inputs.q),
+        inputs.to_f64(&inputs.k),
+        inputs.to_f64(&inputs.v),
+    );
+    let (shape, mask, scale) = (p.shape(), p.mask(), p.softmax_scale() as f64);
+    let exact = reference::attention_rows(&q, &k, &v, &shape, &mask, scale, &rows, Precision::F64);
+    let lowp = reference::attention_rows(
+        &q,
+        &k,
+        &v,
+        &shape,
+        &mask,
+        scale,
+        &rows,
+        Precision::Emulated(p.dtype.low_precision()),
+    );
+
+    let d = p.head_dim;
+    let mut kernel_o = Vec::with_capacity(rows.len() * d);
+    let mut exact_o = Vec::with_capacity(rows.len() * d);
+    let mut lowp_o = Vec::with_capacity(rows.len() * d);
+    let (mut lse_err, mut lse_lowp_err, mut lse_mask_mismatches) = (0.0f64, 0.0f64, 0usize);
+    for ((row, ex), lo) in rows.iter().zip(&exact).zip(&lowp) {
+        let base = ((row.batch * p.seqlen_q + row.row) * p.heads + row.head) * d;
+        kernel_o.extend(
+            o_bits[base..base + d]
+                .iter()
+                .map(|&b| p.dtype.from_bits(b) as f64),
+        );
+        exact_o.extend_from_slice(&ex.o);
+        lowp_o.extend_from_slice(&lo.o);
+        let kernel_lse = lse[(row.batch * p.heads + row.head) * p.seqlen_q + row.row] as f64;
+        match (ex.lse == f64::NEG_INFINITY, kernel_lse == f64::NEG_INFINITY) {
+            (true, true) => {}
+            (false, false) => {
+                // NaN-propagating max: a NaN LSE must fail, not vanish.
+                lse_err = nan_max(lse_err, (kernel_lse - ex.lse).abs());
+                if lo.lse.is_finite() {
+                    lse_lowp_err = lse_lowp_err.max((lo.lse - ex.lse).abs());
+                }
+            }
+            _ => lse_mask_mismatches += 1,
+        }
+    }
+
+    let stats = reference::error_stats(&kernel_o, &exact_o);
+    let lowp_stats = reference::error_stats(&lowp_o, &exact_o);
+    let o_atol = o_atol(p.dtype, &exact_o);
+    let o_bound = reference::fa3_bound(lowp_stats.max_abs, o_atol);
+    // LSE is kept in fp32 by every stage: its absolute term is a few fp32 ulps of its size.
+    let lse_bound = reference::fa3_bound(lse_lowp_err, 1e-5);
+    let passed = nan_elements == 0
+        && lse_mask_mismatches == 0
+        && stats.max_abs <= o_bound
+        && lse_err <= lse_bound;
+    CheckReport {
+        rows_checked: rows.len(),
+        rows_total: p.batch * p.heads * p.seqlen_q,
+        nan_elements,
+        o_max_abs: stats.max_abs,
+        o_max_rel: stats.max_rel,
+        o_rel_fro: stats.rel_fro,
+        o_lowp_max_abs: lowp_stats.max_abs,
+        o_atol,
+        o_bound,
+        lse_max_abs: lse_err,
+        lse_lowp_max_abs: lse_lowp_err,
+        lse_bound,
+        lse_mask_mismatches,
+        passed,
+    }
+}
+
+/// The absolute term of the bound: the rounding of the largest output to the dtype
+/// (one unit roundoff of max|O|), which even an exact kernel pays when it stores O.
+pub fn o_atol(dtype: DType, exact_o: &[f64]) -> f64 {
+    let max = exact_o.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    dtype.low_precision().unit_roundoff() * max.max(1.0)
+}
+
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_problems_check_every_row() {
+        let p = Problem::new(2, 3, 100, 64);
+        let rows = rows_to_check(&p, 1);
+        assert_eq!(rows.len(), 600);
+        assert_eq!(
+            rows[599],
+            RowId {
+                batch: 1,
+                head: 2,
+                row: 99
+            }
+        );
+    }
+
+    #[test]
+    fn large_problems_sample_rows_including_the_corners() {
+        let p = Problem::new(1, 16, 8192, 128);
+        let rows = rows_to_check(&p, 1);
+        assert!(rows.len() <= SAMPLED_ROWS + 4 && rows.len() > SAMPLED_ROWS / 2);
+        assert!(rows.contains(&RowId {
+            batch: 0,
+            head: 0,
+            row: 0
+        }));
+        assert!(rows.contains(&RowId {
+            batch: 0,
+            head: 15,
+            row: 8191
+        }));
+        assert!(rows.contains(&RowId {
+            batch: 0,
+            head: 0,
+            row: 8191
+        }));
+    }
+
+    /// The oracle's own answer, stored in the dtype, must pass; a perturbed one must not;
+    /// an unwritten element must not.
+    #[test]
+    fn tolerance_accepts_a_correct_answer_and_rejects_wrong_ones() {
+        for dtype in DType::ALL {
+            let mut p = Problem::new(1, 2, 33, 64);
+            p.dtype = dtype;
+            p.causal = true;
+            p.seqlen_k = 20; // more queries than keys: the first 13 rows are fully masked
+            let inputs = HostInputs::generate(&p, 3);
+            let (q, k, v) = (
+                inputs.to_f64(&inputs.q),
+                inputs.to_f64(&inputs.k),
+                inputs.to_f64(&inputs.v),
+            );
+            let exact =
+                reference::attention(&q, &k, &v, &p.shape(), &p.mask(), p.softmax_scale() as f64);
+            let o_bits: Vec<u16> = exact.o.iter().map(|&x| dtype.to_bits(x as f32)).collect();
+            let lse: Vec<f32> = exact.lse.iter().map(|&x| x as f32).collect();
+            let good = check_outputs(&p, &inputs, &o_bits, &lse);
+            assert!(good.passed, "{dtype}: {}", good.summary());
+            assert_eq!(good.lse_mask_mismatches, 0);
+
+            // A wrong value in one element, 0.05 off, must fail.
+            let mut bad = o_bits.clone();
+            let x = dtype.from_bits(bad[700]);
+            bad[700] = dtype.to_bits(x + 0.05);
+            assert!(
+                !check_outputs(&p, &inputs, &bad, &lse).passed,
+                "{dtype}: 0.05 error passed"
+            );
+
+            // One unwritten element of O must fail.
+            let mut unwritten = o_bits.clone();
+            unwritten[5] = dtype.to_bits(f32::NAN);
+            let r = check_outputs(&p, &inputs, &unwritten, &lse);
+            assert!(!r.passed && r.nan_elements == 1);
+
+            // A fully masked row reported as seeing keys must fail.
+            let mut lse_bad = lse.clone();
+            lse_bad[0] = 0.0;
+            assert_eq!(
+                check_outputs(&p, &inputs, &o_bits, &lse_bad).lse_mask_mismatches,
+                1
+            );
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The GPU: opening a context with a clear error when there is none, device facts,
+//! launching a kernel with its one `AttnParams` argument, and the practical speed of light.
+
+use crate::error::CudaContext as _;
+use crate::{AttnParams, Error, Result, StageInfo};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// An open CUDA context on one GPU, with the one stream the harness uses for everything.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pub name: String,
+    pub compute_capability: (u32, u32),
+    pub multiprocessors: u32,
+    pub max_smem_per_block: u32,
+}
+
+/// Facts about the GPU that `flashlab info` and the bench print.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceFacts {
+    pub name: String,
+    pub compute_capability: String,
+    pub multiprocessors: u32,
+    pub memory_gib: f64,
+    pub max_smem_per_block_kib: u32,
+    pub l2_mib: f64,
+    pub sm_clock_mhz: u32,
+    pub memory_clock_mhz: u32,
+    pub driver_version: String,
+}
+
+impl Gpu {
+    /// Opens GPU `FLASHLAB_DEVICE` (default 0), or says why it cannot.
+    pub fn open() -> Result<Gpu> {
+        // cudarc loads libcuda lazily and panics if it is missing; ask first.
+        // SAFETY: only probes whether the library can be loaded.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoGpu {
+                reason: "the NVIDIA driver library (libcuda.so) is not installed".into(),
+            });
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoGpu {
+            reason: format!("the driver reports {e}"),
+        })?;
+        let ordinal: usize = std::env::var("FLASHLAB_DEVICE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        if count <= 0 {
+            return Err(Error::NoGpu {
+                reason: "the driver sees no CUDA device".into(),
+            });
+        }
+        if ordinal >= count as usize {
+            return Err(Error::NoGpu {
+                reason: format!("FLASHLAB_DEVICE={ordinal} but the driver sees {count} device(s)"),
+            });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoGpu {
+            reason: format!("could not open device {ordinal}: {e}"),
+        })?;
+        // One stream for everything, so cudarc's cross-stream event tracking is only cost.
+        // SAFETY: the harness never shares buffers between streams.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let attr = |a| ctx.attribute(a).during("reading device attributes");
+        let (major, minor) = ctx
+            .compute_capability()
+            .during("reading the compute capability")?;
+        Ok(Gpu {
+            name: ctx.name().during("reading the device name")?,
+            compute_capability: (major as u32, minor as u32),
+            multiprocessors: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
+                as u32,
+            max_smem_per_block: attr(
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )? as u32,
+            ctx,
+            stream,
+        })
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Waits for all queued work and surfaces any asynchronous kernel error.
+    pub fn synchronize(&self, during: &str) -> Result<()> {
+        self.stream.synchronize().during(during)
+    }
+
+    /// Refuses a stage this GPU cannot run, naming what it needs.
+    pub fn check_stage(&self, info: &StageInfo) -> Result<()> {
+        if self.compute_capability < info.min_compute_capability {
+            return Err(Error::ComputeCapability {
+                stage: info.label(),
+                gpu: self.name.clone(),
+                need_major: info.min_compute_capability.0,
+                need_minor: info.min_compute_capability.1,
+                have_major: self.compute_capability.0,
+                have_minor: self.compute_capability.1,
+            });
+        }
+        Ok(())
+    }
+
+    /// Launches `func(params)`. Dynamic shared memory past 48 KiB must be opted into per
+    /// function; doing it here keeps every stage's launch code to grid, block and bytes.
+    pub fn launch(
+        &self,
+        func: &CudaFunction,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        smem_bytes: u32,
+        params: &AttnParams,
+    ) -> Result<()> {
+        if smem_bytes > self.max_smem_per_block {
+            return Err(Error::InvalidProblem(format!(
+                "the kernel needs {smem_bytes} bytes of shared memory per block; this GPU allows {}",
+                self.max_smem_per_block
+            )));
+        }
+        if smem_bytes > 48 * 1024 {
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem_bytes as i32,
+            )
+            .during("raising the dynamic shared-memory limit")?;
+        }
+        let cfg = LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes: smem_bytes,
+        };
+        let mut builder = self.stream.launch_builder(func);
+        builder.arg(params);
+        // SAFETY: every kernel takes exactly one AttnParams by value, and the harness keeps
+        // the buffers its pointers name alive until the stream is synchronized.
+        unsafe { builder.launch(cfg) }.during(format!(
+            "launching a kernel with grid {grid:?} block {block:?}"
+        ))?;
+        Ok(())
+    }
+
+    pub fn facts(&self) -> Result<DeviceFacts> {
+        let attr = |a| self.ctx.attribute(a).during("reading device attributes");
+        let mut version = 0;
+        // SAFETY: writes one int; the driver library is loaded (a context is open).
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) }
+            .result()
+            .during("reading the driver version")?;
+        let driver = format!("{}.{}", version / 1000, (version % 1000) / 10);
+        Ok(DeviceFacts {
+            name: self.name.clone(),
+            compute_capability: format!(
+                "{}.{}",
+                self.compute_capability.0, self.compute_capability.1
+            ),
+            multiprocessors: self.multiprocessors,
+            memory_gib: self.ctx.total_mem().during("reading total memory")? as f64
+                / (1u64 << 30) as f64,
+            max_smem_per_block_kib: self.max_smem_per_block / 1024,
+            l2_mib: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as f64
+                / (1u64 << 20) as f64,
+            sm_clock_mhz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as u32 / 1000,
+            memory_clock_mhz: attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?
+                as u32
+                / 1000,
+            driver_version: driver,
+        })
+    }
+}

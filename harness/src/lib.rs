@@ -1,0 +1,31 @@
+//! harness: the machinery every stage shares, written once.
+//!
+//! A stage crate brings only its kernels and a [`Stage`] implementation that says how to
+//! launch them. Everything around a launch lives here: the [`Problem`] and its validation,
+//! the GPU context ([`Gpu`]), seeded inputs that are not zero-mean, NaN-poisoned outputs,
+//! the comparison with the `reference` oracle under a dtype-justified tolerance
+//! ([`check`]), and timing with CUDA events ([`timing`]).
+
+pub mod check;
+mod error;
+pub mod gpu;
+pub mod inputs;
+pub mod kernels;
+mod params;
+mod problem;
+pub mod run;
+pub mod sol;
+mod stage;
+pub mod testing;
+pub mod timing;
+
+pub use error::{Error, Result};
+pub use gpu::Gpu;
+pub use kernels::KernelBundle;
+pub use params::AttnParams;
+pub use problem::{DType, Problem};
+pub use stage::{LaunchArgs, Stage, StageInfo};
+
+/// Re-exported so stage crates need no direct dependency on cudarc for launching.
+pub use cudarc;
+pub use kernel_build::{KernelResources, parse_ptxas_report};

@@ -1,0 +1,142 @@
+//! One run of a stage: validate, poison outputs with NaN, launch, check, time.
+
+use crate::check::{CheckReport, check_outputs};
+use crate::error::CudaContext as _;
+use crate::inputs::HostInputs;
+use crate::timing::{Timing, tflops, time};
+use crate::{AttnParams, Error, Gpu, LaunchArgs, Problem, Result, Stage};
+use cudarc::driver::{CudaSlice, DevicePtr};
+use serde::Serialize;
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Input seed; `None` draws a fresh one (printed, so a failure can be replayed).
+    pub seed: Option<u64>,
+    pub check: bool,
+    pub time: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            seed: None,
+            check: true,
+            time: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub stage: u32,
+    pub slug: &'static str,
+    pub problem: Problem,
+    pub seed: u64,
+    pub check: Option<CheckReport>,
+    pub timing: Option<Timing>,
+    pub tflops: Option<f64>,
+}
+
+/// The outputs of the last launch, for `--save`.
+pub struct Outputs {
+    pub inputs: HostInputs,
+    pub o: Vec<u16>,
+    pub lse: Vec<f32>,
+}
+
+/// Runs `stage` on `problem`: the whole protocol every stage goes through.
+pub fn run_stage(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    problem: &Problem,
+    opts: &RunOptions,
+) -> Result<(RunReport, Outputs)> {
+    let info = stage.info();
+    info.validate(problem)?;
+    gpu.check_stage(info)?;
+
+    let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
+    let inputs = HostInputs::generate(problem, seed);
+    let scratch_elements = stage.scratch_elements(problem).max(1);
+    let needed = 2 * (problem.q_elements() + problem.kv_elements()) * 2
+        + (problem.lse_elements() + scratch_elements) * 4;
+    let (free, _) = gpu.context().mem_get_info().during("reading free memory")?;
+    if needed > free {
+        return Err(Error::InvalidProblem(format!(
+            "stage {} needs {:.1} GiB of GPU memory for this problem (its workspace alone is {:.1} GiB); {:.1} GiB is free",
+            info.label(),
+            gib(needed),
+            gib(scratch_elements * 4),
+            gib(free)
+        )));
+    }
+
+    let stream = gpu.stream();
+    let upload = |host: &[u16]| stream.clone_htod(host).during("copying inputs to the GPU");
+    let (q, k, v) = (upload(&inputs.q)?, upload(&inputs.k)?, upload(&inputs.v)?);
+    let nan_bits = problem.dtype.to_bits(f32::NAN);
+    let o: CudaSlice<u16> = stream
+        .clone_htod(&vec![nan_bits; problem.q_elements()])
+        .during("poisoning O")?;
+    let lse: CudaSlice<f32> = stream
+        .clone_htod(&vec![f32::NAN; problem.lse_elements()])
+        .during("poisoning LSE")?;
+    let scratch: CudaSlice<f32> = stream
+        .alloc_zeros(scratch_elements)
+        .during("allocating the workspace")?;
+
+    let args = {
+        let ptr = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
+        let mut params = AttnParams::for_problem(problem);
+        params.q = ptr(&q);
+        params.k = ptr(&k);
+        params.v = ptr(&v);
+        params.o = o.device_ptr(stream).0;
+        params.lse = lse.device_ptr(stream).0;
+        params.scratch = scratch.device_ptr(stream).0;
+        LaunchArgs {
+            problem: *problem,
+            params,
+        }
+    };
+
+    stage.launch(gpu, &args)?;
+    gpu.synchronize(&format!("stage {}", info.label()))?;
+    let o_host = stream.clone_dtoh(&o).during("copying O back")?;
+    let lse_host = stream.clone_dtoh(&lse).during("copying LSE back")?;
+
+    let check = opts
+        .check
+        .then(|| check_outputs(problem, &inputs, &o_host, &lse_host));
+
+    let timing = if opts.time {
+        let t = time(gpu, || stage.launch(gpu, &args))?;
+        gpu.synchronize(&format!("timing stage {}", info.label()))?;
+        Some(t)
+    } else {
+        None
+    };
+    let report = RunReport {
+        stage: info.number,
+        slug: info.slug,
+        problem: *problem,
+        seed,
+        tflops: timing
+            .as_ref()
+            .map(|t| tflops(problem.flops(), t.median_ms)),
+        check,
+        timing,
+    };
+    Ok((
+        report,
+        Outputs {
+            inputs,
+            o: o_host,
+            lse: lse_host,
+        },
+    ))
+}
+
+fn gib(bytes: usize) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}

@@ -1,0 +1,89 @@
+//! The GPU test every stage runs: its kernels against the oracle over one shape grid.
+//!
+//! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);`, which
+//! expands to one test per (dtype, head dim, causal) combination. They are `#[ignore]`d
+//! with the reason, so a machine without a GPU shows them as ignored, never as passed;
+//! `just test` runs them with `--include-ignored` when a GPU is present.
+
+use crate::run::{RunOptions, run_stage};
+use crate::{DType, Gpu, Problem, Stage};
+
+/// (batch, heads, kv_heads, seqlen_q, seqlen_k): a single token, tile-aligned lengths,
+/// lengths that are not a multiple of any tile, seqlen_q ≠ seqlen_k both ways (with
+/// causal, more queries than keys leaves fully masked rows), GQA and MQA, and one
+/// longer sequence that crosses many KV tiles.
+pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
+    (1, 1, 1, 1, 1),
+    (2, 3, 3, 64, 64),
+    (1, 4, 2, 197, 197),
+    (2, 2, 1, 113, 300),
+    (1, 2, 2, 300, 113),
+    (1, 2, 2, 1, 257),
+    (1, 2, 1, 1024, 1024),
+];
+
+/// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
+/// with every failure's numbers, so one run shows all that is wrong.
+pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
+    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
+    let mut failures = Vec::new();
+    for &(batch, heads, kv_heads, seqlen_q, seqlen_k) in SHAPES {
+        let problem = Problem {
+            batch,
+            heads,
+            kv_heads,
+            seqlen_q,
+            seqlen_k,
+            head_dim,
+            causal,
+            dtype,
+            scale: None,
+        };
+        let opts = RunOptions {
+            seed: None,
+            check: true,
+            time: false,
+        };
+        match run_stage(stage, &gpu, &problem, &opts) {
+            Ok((report, _)) => {
+                let check = report.check.expect("checking was asked for");
+                if !check.passed {
+                    failures.push(format!(
+                        "{problem} (seed {}): {}",
+                        report.seed,
+                        check.summary()
+                    ));
+                }
+            }
+            Err(e) => failures.push(format!("{problem}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "stage {} failed on:\n{}",
+        stage.info().label(),
+        failures.join("\n")
+    );
+}
+
+/// One `#[ignore]`d GPU test per (dtype, head dim, causal) for a stage.
+#[macro_export]
+macro_rules! gpu_tests {
+    ($stage:expr) => {
+        $crate::gpu_tests!(@one $stage, bf16_d64, Bf16, 64, false);
+        $crate::gpu_tests!(@one $stage, bf16_d64_causal, Bf16, 64, true);
+        $crate::gpu_tests!(@one $stage, bf16_d128, Bf16, 128, false);
+        $crate::gpu_tests!(@one $stage, bf16_d128_causal, Bf16, 128, true);
+        $crate::gpu_tests!(@one $stage, f16_d64, F16, 64, false);
+        $crate::gpu_tests!(@one $stage, f16_d64_causal, F16, 64, true);
+        $crate::gpu_tests!(@one $stage, f16_d128, F16, 128, false);
+        $crate::gpu_tests!(@one $stage, f16_d128_causal, F16, 128, true);
+    };
+    (@one $stage:expr, $name:ident, $dtype:ident, $dim:expr, $causal:expr) => {
+        #[test]
+        #[ignore = "needs an NVIDIA GPU (compute capability 8.0+); `just test` runs it where one is present"]
+        fn $name() {
+            $crate::testing::assert_stage_on_grid(&$stage, $crate::DType::$dtype, $dim, $causal);
+        }
+    };
+}

@@ -1,0 +1,60 @@
+# flashlab: the verbs users type. `just --list` shows them.
+
+toolchain := justfile_directory() / ".toolchain/cuda"
+nvcc_bin := toolchain / "nvidia/cu13/bin"
+# The pinned CUDA 13.0 compiler from PyPI (used only when no nvcc is installed).
+cuda_packages := "nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
+
+export PATH := env_var("PATH") + ":" + nvcc_bin
+
+default:
+    @just --list
+
+# Check stage N against the CPU oracle and time it: `just stage 2 --seqlen 8192 --causal`
+stage N *FLAGS:
+    cargo run --release --quiet -- stage {{N}} {{FLAGS}}
+
+# List the stages
+list:
+    cargo run --release --quiet -- list
+
+# The GPU and its measured speed of light
+info:
+    cargo run --release --quiet -- info
+
+# Registers, shared memory and spills per kernel (all stages, or stage N)
+resources *ARGS:
+    cargo run --release --quiet -- resources {{ARGS}}
+
+# Every test; GPU tests too when a GPU is present (otherwise they show as ignored)
+test:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if nvidia-smi -L >/dev/null 2>&1; then
+        echo "GPU found: running the GPU tests too"
+        cargo test --workspace -- --include-ignored
+    else
+        echo "no GPU found: GPU tests are ignored (they say why)"
+        cargo test --workspace
+    fi
+
+# The property tests of the oracle with many more cases
+proptest cases="4096":
+    PROPTEST_CASES={{cases}} cargo test --release -p reference
+
+# Install the pinned CUDA 13.0 compiler into .toolchain/ when no nvcc is found
+cuda:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    for c in "${NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
+        if [ -n "$c" ] && [ -x "$c" ]; then echo "nvcc found: $c"; exit 0; fi
+    done
+    echo "no nvcc found: installing the pinned CUDA 13.0 compiler into {{toolchain}}"
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "{{toolchain}}" {{cuda_packages}}
+    "{{nvcc_bin}}/nvcc" --version | tail -n 1
+
+# compute-sanitizer memcheck and racecheck of stage N on a small problem
+sanitize N:
+    cargo build --release --quiet
+    compute-sanitizer --tool memcheck --error-exitcode 1 target/release/flashlab stage {{N}} --seqlen 200 --heads 2 --no-time --causal
+    compute-sanitizer --tool racecheck --error-exitcode 1 target/release/flashlab stage {{N}} --seqlen 200 --heads 2 --no-time

@@ -1,0 +1,260 @@
+//! Finding nvcc and running it for one stage: the fatbin, the ptxas report, the status.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One `-gencode` target: machine code (SASS) for a real GPU, or PTX for a virtual one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// `sm_XY` / `sm_90a`: SASS that runs on that architecture (and, for plain sm_XY,
+    /// on later minor versions of the same major).
+    Sass(String),
+    /// `compute_XY`: PTX the driver compiles at load time for any newer GPU.
+    Ptx(String),
+}
+
+impl Arch {
+    /// The nvcc flag that asks for this target.
+    pub fn gencode(&self) -> String {
+        match self {
+            // `sm_90a` needs `compute_90a` as its virtual architecture: the arch-specific
+            // instructions (wgmma, setmaxnreg) only exist there.
+            Arch::Sass(sm) => format!(
+                "-gencode=arch={},code={sm}",
+                sm.replacen("sm_", "compute_", 1)
+            ),
+            Arch::Ptx(compute) => format!("-gencode=arch={compute},code={compute}"),
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arch::Sass(s) | Arch::Ptx(s) => f.write_str(s),
+        }
+    }
+}
+
+/// SASS for Ampere (sm_80: A100, and by compatibility RTX 30/40/50) and Hopper with its
+/// arch-specific instructions (sm_90a), PTX for compute_80 so any newer GPU can JIT it.
+pub const DEFAULT_ARCHS: &str = "sm_80,sm_90a,compute_80";
+
+/// Parses a `FLASHLAB_ARCHS`-style list: `sm_80,sm_90a,compute_80`.
+pub fn parse_archs(list: &str) -> Result<Vec<Arch>, String> {
+    let archs: Vec<Arch> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let digits = s.trim_start_matches("sm_").trim_start_matches("compute_");
+            let valid = digits.len() >= 2
+                && digits[..2].chars().all(|c| c.is_ascii_digit())
+                && digits[2..].chars().all(|c| c.is_ascii_lowercase());
+            match s {
+                _ if !valid => Err(format!(
+                    "`{s}` is not an architecture like sm_80, sm_90a or compute_80"
+                )),
+                _ if s.starts_with("sm_") => Ok(Arch::Sass(s.to_string())),
+                _ if s.starts_with("compute_") => Ok(Arch::Ptx(s.to_string())),
+                _ => Err(format!(
+                    "`{s}` is not an architecture like sm_80, sm_90a or compute_80"
+                )),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    if archs.is_empty() {
+        return Err(
+            "the architecture list is empty; the default is sm_80,sm_90a,compute_80".into(),
+        );
+    }
+    Ok(archs)
+}
+
+/// Why no usable nvcc was found.
+#[derive(Debug)]
+pub struct ToolchainError {
+    pub searched: Vec<PathBuf>,
+}
+
+impl fmt::Display for ToolchainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no nvcc found (looked in $NVCC, $CUDA_HOME, $CUDA_PATH, $PATH, /usr/local/cuda and the workspace's .toolchain); run `just cuda` to install the pinned CUDA 13.0 compiler into .toolchain/"
+        )
+    }
+}
+
+/// Where `just cuda` installs the pinned compiler, relative to the workspace root.
+pub const WORKSPACE_NVCC: &str = ".toolchain/cuda/nvidia/cu13/bin/nvcc";
+
+/// Finds nvcc in the documented order: `$NVCC`, `$CUDA_HOME/bin`, `$CUDA_PATH/bin`,
+/// `$PATH`, `/usr/local/cuda/bin`, then the workspace's own `.toolchain/`.
+pub fn find_nvcc(workspace_root: &Path) -> Result<PathBuf, ToolchainError> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("NVCC") {
+        candidates.push(PathBuf::from(p));
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            candidates.push(PathBuf::from(home).join("bin/nvcc"));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        candidates.extend(std::env::split_paths(&path).map(|dir| dir.join("nvcc")));
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
+    candidates.push(workspace_root.join(WORKSPACE_NVCC));
+    match candidates.iter().find(|p| p.is_file()) {
+        Some(found) => Ok(found.clone()),
+        None => Err(ToolchainError {
+            searched: candidates,
+        }),
+    }
+}
+
+/// The workspace root: the nearest ancestor holding the `justfile`.
+fn workspace_root(manifest_dir: &Path) -> PathBuf {
+    manifest_dir
+        .ancestors()
+        .find(|dir| dir.join("justfile").is_file())
+        .unwrap_or(manifest_dir)
+        .to_path_buf()
+}
+
+/// Compiles `$CARGO_MANIFEST_DIR/kernels/*.cu` into `$OUT_DIR/kernels.fatbin`, keeping the
+/// ptxas report and a status line beside it. Call it from a stage's `build.rs`.
+///
+/// All `.cu` files of a stage become one translation unit (a generated file that includes
+/// each of them), so one fatbin holds every kernel of the stage.
+pub fn compile_stage_kernels() {
+    let manifest_dir = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let kernels_dir = manifest_dir.join("kernels");
+    let include_dir = manifest_dir.join("../include");
+    let root = workspace_root(&manifest_dir);
+
+    let mut sources = list_files(&kernels_dir, "cu");
+    sources.sort();
+    for dir in [&kernels_dir, &include_dir.join("flashlab")] {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        for file in list_files(dir, "cu")
+            .into_iter()
+            .chain(list_files(dir, "cuh"))
+        {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+    }
+    for var in [
+        "NVCC",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "FLASHLAB_ARCHS",
+        "FLASHLAB_NVCC_FLAGS",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+
+    let fatbin = out_dir.join(crate::FATBIN_FILE);
+    let report = out_dir.join(crate::REPORT_FILE);
+    let status = out_dir.join(crate::STATUS_FILE);
+
+    let nvcc = match find_nvcc(&root) {
+        Ok(nvcc) => nvcc,
+        Err(err) => {
+            println!(
+                "cargo:warning=flashlab: kernels of {} not compiled: {err}",
+                manifest_dir.display()
+            );
+            // A path that does not exist makes cargo rerun this script on every build, so
+            // a compiler installed later by `just cuda` is picked up without a `cargo clean`.
+            println!(
+                "cargo:rerun-if-changed={}",
+                root.join(WORKSPACE_NVCC).display()
+            );
+            write(&fatbin, b"");
+            write(&report, b"");
+            write(&status, format!("{}\n{err}\n", crate::NO_NVCC).as_bytes());
+            return;
+        }
+    };
+
+    let archs_list = std::env::var("FLASHLAB_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
+    let archs = parse_archs(&archs_list).unwrap_or_else(|e| panic!("FLASHLAB_ARCHS: {e}"));
+
+    let unity = out_dir.join("kernels_unity.cu");
+    let mut unity_src =
+        String::from("// Generated by kernel-build: one translation unit for the stage.\n");
+    for src in &sources {
+        unity_src.push_str(&format!("#include \"{}\"\n", src.display()));
+    }
+    write(&unity, unity_src.as_bytes());
+
+    let mut cmd = Command::new(&nvcc);
+    cmd.arg("-fatbin")
+        .arg("-std=c++17")
+        .arg("-O3")
+        // Source lines in the SASS, for Nsight Compute and `just sass`; costs no speed.
+        .arg("-lineinfo")
+        .arg("-Xptxas=-v")
+        .arg("--expt-relaxed-constexpr")
+        .arg(format!("-I{}", include_dir.display()))
+        .args(archs.iter().map(Arch::gencode))
+        .arg("-o")
+        .arg(&fatbin)
+        .arg(&unity);
+    if let Ok(extra) = std::env::var("FLASHLAB_NVCC_FLAGS") {
+        cmd.args(extra.split_whitespace());
+    }
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {}: {e}", nvcc.display()));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        panic!(
+            "nvcc failed for {}:\n{:?}\n{}{}",
+            manifest_dir.display(),
+            cmd,
+            String::from_utf8_lossy(&output.stdout),
+            stderr
+        );
+    }
+    for line in stderr.lines().filter(|l| l.contains("warning")) {
+        println!("cargo:warning={line}");
+    }
+    write(&report, stderr.as_bytes());
+    let version = Command::new(&nvcc)
+        .arg("--version")
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    write(
+        &status,
+        format!("nvcc {}\n{version}\narchs {}\n", nvcc.display(), archs_list).as_bytes(),
+    );
+}
+
+fn list_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect()
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes)
+        .unwrap_or_else(|e| panic!("could not write {}: {e}", path.display()));
+}

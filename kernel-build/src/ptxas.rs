@@ -1,0 +1,147 @@
+//! Parsing nvcc's `-Xptxas -v` report into one record per (kernel, architecture).
+
+use serde::Serialize;
+
+/// What ptxas says a kernel costs on one architecture. `static_smem_bytes` counts only
+/// `__shared__` arrays; dynamic shared memory is chosen at launch and shown by the harness.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct KernelResources {
+    pub kernel: String,
+    pub arch: String,
+    pub registers: u32,
+    pub barriers: u32,
+    pub static_smem_bytes: u32,
+    pub stack_frame_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+}
+
+/// Reads every kernel out of a ptxas report. Lines that are not about an entry function
+/// (device functions, global variables, nvcc warnings) are skipped.
+pub fn parse_ptxas_report(report: &str) -> Vec<KernelResources> {
+    let mut kernels = Vec::new();
+    let mut current: Option<KernelResources> = None;
+    for line in report.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("ptxas info    : Compiling entry function '") {
+            kernels.extend(current.take());
+            let mut parts = rest.split('\'');
+            let kernel = parts.next().unwrap_or_default().to_string();
+            let arch = parts.nth(1).unwrap_or_default().to_string();
+            current = Some(KernelResources {
+                kernel,
+                arch,
+                ..Default::default()
+            });
+        } else if let Some(k) = current.as_mut() {
+            if line.contains("bytes stack frame") {
+                k.stack_frame_bytes = number_before(line, "bytes stack frame");
+                k.spill_store_bytes = number_before(line, "bytes spill stores");
+                k.spill_load_bytes = number_before(line, "bytes spill loads");
+            } else if line.contains("Used ") && line.contains("registers") {
+                k.registers = number_before(line, "registers");
+                k.barriers = number_before(line, "barriers");
+                k.static_smem_bytes = number_before(line, "bytes smem");
+                kernels.extend(current.take());
+            }
+        }
+    }
+    kernels.extend(current);
+    kernels
+}
+
+/// The integer just before `label` in `line` ("0 bytes spill stores" → 0), or 0 when the
+/// label is absent (ptxas leaves out "bytes smem" when there is none). "used 1 barriers"
+/// is read the same way: the number right before the label.
+fn number_before(line: &str, label: &str) -> u32 {
+    let Some(pos) = line.find(label) else {
+        return 0;
+    };
+    line[..pos]
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .next_back()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REPORT: &str = "\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'online_softmax_bf16_d128' for 'sm_80'
+ptxas info    : Function properties for online_softmax_bf16_d128
+    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 96 registers, used 1 barriers, 384 bytes cmem[0]
+ptxas info    : Compiling entry function 'naive_scores_f16_d64' for 'sm_90a'
+ptxas info    : Function properties for naive_scores_f16_d64
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 16384 bytes smem, 400 bytes cmem[0]
+";
+
+    #[test]
+    fn reads_every_entry_function_with_its_arch() {
+        let kernels = parse_ptxas_report(REPORT);
+        assert_eq!(
+            kernels,
+            vec![
+                KernelResources {
+                    kernel: "online_softmax_bf16_d128".into(),
+                    arch: "sm_80".into(),
+                    registers: 96,
+                    barriers: 1,
+                    static_smem_bytes: 0,
+                    stack_frame_bytes: 8,
+                    spill_store_bytes: 4,
+                    spill_load_bytes: 12,
+                },
+                KernelResources {
+                    kernel: "naive_scores_f16_d64".into(),
+                    arch: "sm_90a".into(),
+                    registers: 40,
+                    barriers: 1,
+                    static_smem_bytes: 16384,
+                    stack_frame_bytes: 0,
+                    spill_store_bytes: 0,
+                    spill_load_bytes: 0,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_report_has_no_kernels() {
+        assert!(parse_ptxas_report("").is_empty());
+    }
+
+    #[test]
+    fn archs_parse_and_reject_nonsense() {
+        use crate::{Arch, parse_archs};
+        assert_eq!(
+            parse_archs("sm_80, sm_90a,compute_80").unwrap(),
+            vec![
+                Arch::Sass("sm_80".into()),
+                Arch::Sass("sm_90a".into()),
+                Arch::Ptx("compute_80".into())
+            ]
+        );
+        assert!(parse_archs("hopper").is_err());
+        assert!(parse_archs("").is_err());
+        assert!(parse_archs("sm_9").is_err());
+    }
+
+    #[test]
+    fn sass_targets_use_their_own_virtual_arch() {
+        use crate::Arch;
+        assert_eq!(
+            Arch::Sass("sm_90a".into()).gencode(),
+            "-gencode=arch=compute_90a,code=sm_90a"
+        );
+        assert_eq!(
+            Arch::Ptx("compute_80".into()).gencode(),
+            "-gencode=arch=compute_80,code=compute_80"
+        );
+    }
+}

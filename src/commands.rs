@@ -1,0 +1,219 @@
+//! What each subcommand does. Returns the process exit code: 0, or 1 when a check failed.
+
+use crate::cli::{Cli, Command, StageArgs};
+use crate::stages::{STAGES, find};
+use anyhow::{Context, Result};
+use harness::run::{RunOptions, run_stage};
+use harness::{Gpu, KernelResources};
+use serde::Serialize;
+
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::List { json } => list(json),
+        Command::Stage(args) => stage(args),
+        Command::Info { json } => info(json),
+        Command::Resources { stage, arch, json } => resources(stage, arch.as_deref(), json),
+    }
+}
+
+#[derive(Serialize)]
+struct StageRow {
+    number: u32,
+    slug: &'static str,
+    idea: &'static str,
+    min_compute_capability: String,
+    head_dims: &'static [usize],
+    dtypes: Vec<&'static str>,
+    compiled: bool,
+}
+
+fn list(json: bool) -> Result<i32> {
+    let rows: Vec<StageRow> = STAGES
+        .iter()
+        .map(|s| {
+            let i = s.info();
+            StageRow {
+                number: i.number,
+                slug: i.slug,
+                idea: i.idea,
+                min_compute_capability: format!(
+                    "{}.{}",
+                    i.min_compute_capability.0, i.min_compute_capability.1
+                ),
+                head_dims: i.head_dims,
+                dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
+                compiled: i.kernels.compiled(),
+            }
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(0);
+    }
+    println!(
+        "{:>2}  {:<16} {:<5} {:<9} {:<9} idea",
+        "#", "stage", "sm", "dims", "dtypes"
+    );
+    for r in &rows {
+        let dims = r
+            .head_dims
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        println!(
+            "{:>2}  {:<16} {:<5} {:<9} {:<9} {}",
+            r.number,
+            r.slug,
+            r.min_compute_capability,
+            dims,
+            r.dtypes.join(","),
+            r.idea
+        );
+    }
+    if rows.iter().any(|r| !r.compiled) {
+        println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
+    }
+    Ok(0)
+}
+
+fn stage(args: StageArgs) -> Result<i32> {
+    let stage = find(args.number).map_err(anyhow::Error::msg)?;
+    let problem = args.shape.problem();
+    // Refuse bad input before touching the GPU, so the message names the real problem.
+    stage.info().validate(&problem)?;
+    let gpu = Gpu::open()?;
+    let opts = RunOptions {
+        seed: args.seed,
+        check: !args.no_check,
+        time: !args.no_time,
+    };
+    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
+    if let Some(dir) = &args.save {
+        crate::save::save_npy(dir, &problem, &outputs)
+            .with_context(|| format!("writing .npy files to {}", dir.display()))?;
+    }
+    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        let info = stage.info();
+        println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
+        println!(
+            "gpu      {} (sm_{}{}, {} SMs)",
+            gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
+        );
+        println!("problem  {problem}   seed {}", report.seed);
+        if let Some(c) = &report.check {
+            println!(
+                "check    {}  {}",
+                if c.passed { "PASS" } else { "FAIL" },
+                c.summary()
+            );
+        }
+        if let (Some(t), Some(tf)) = (&report.timing, report.tflops) {
+            println!(
+                "time     {:.4} ms median of {} (min {:.4}, max {:.4})",
+                t.median_ms, t.iterations, t.min_ms, t.max_ms
+            );
+            println!(
+                "speed    {tf:.1} TFLOPS  ({:.3} GFLOP, causal counts only visible pairs)",
+                problem.flops() / 1e9
+            );
+        }
+        if let Some(dir) = &args.save {
+            println!("saved    q, k, v, o, lse .npy in {}", dir.display());
+        }
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn info(json: bool) -> Result<i32> {
+    let gpu = Gpu::open()?;
+    let facts = gpu.facts()?;
+    let sol = harness::sol::measure(&gpu)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "device": facts, "speed_of_light": sol })
+            )?
+        );
+        return Ok(0);
+    }
+    println!(
+        "gpu        {} (compute capability {}, {} SMs)",
+        facts.name, facts.compute_capability, facts.multiprocessors
+    );
+    println!(
+        "memory     {:.1} GiB, L2 {:.0} MiB, shared memory per block up to {} KiB",
+        facts.memory_gib, facts.l2_mib, facts.max_smem_per_block_kib
+    );
+    println!(
+        "clocks     SM {} MHz, memory {} MHz (maximum, from the driver)   driver {}",
+        facts.sm_clock_mhz, facts.memory_clock_mhz, facts.driver_version
+    );
+    println!(
+        "copy       {:.0} GB/s device-to-device ({} MiB, read + write)",
+        sol.copy_gb_per_s,
+        sol.copy_bytes >> 20
+    );
+    match (sol.gemm_tflops, &sol.gemm_skipped) {
+        (Some(t), _) => println!(
+            "gemm       {t:.0} TFLOPS cuBLAS bf16 {n}x{n}x{n}, fp32 accumulate (random data)",
+            n = sol.gemm_size
+        ),
+        (None, Some(why)) => println!("gemm       not measured: {why}"),
+        _ => {}
+    }
+    Ok(0)
+}
+
+fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> {
+    let stages: Vec<_> = match stage {
+        Some(n) => vec![find(n).map_err(anyhow::Error::msg)?],
+        None => STAGES.to_vec(),
+    };
+    let mut rows: Vec<(u32, KernelResources)> = Vec::new();
+    for s in &stages {
+        let info = s.info();
+        if let Some(reason) = info.kernels.not_compiled_reason() {
+            eprintln!("stage {}: kernels not compiled: {reason}", info.label());
+            continue;
+        }
+        rows.extend(
+            info.kernels
+                .resources()
+                .into_iter()
+                .filter(|r| arch.is_none_or(|a| r.arch == a))
+                .map(|r| (info.number, r)),
+        );
+    }
+    if json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(n, r)| serde_json::json!({ "stage": n, "resources": r }))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(0);
+    }
+    println!(
+        "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7}",
+        "#", "kernel", "arch", "regs", "barriers", "smem(st)", "stack", "spills"
+    );
+    for (n, r) in &rows {
+        println!(
+            "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7}",
+            n,
+            r.kernel,
+            r.arch,
+            r.registers,
+            r.barriers,
+            r.static_smem_bytes,
+            r.stack_frame_bytes,
+            r.spill_store_bytes + r.spill_load_bytes
+        );
+    }
+    println!("\nsmem(st) is static __shared__ only; dynamic shared memory is set at launch.");
+    Ok(0)
+}

@@ -1,0 +1,10 @@
+//! flashlab: FlashAttention built one kernel at a time. This crate is the `flashlab`
+//! command line and the stage table it drives; the machinery lives in `harness`, the
+//! oracle in `reference`, and each kernel stage in its own crate under `stages/`.
+
+pub mod cli;
+mod commands;
+pub mod save;
+pub mod stages;
+
+pub use commands::run;

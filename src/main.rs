@@ -1,0 +1,12 @@
+use clap::Parser;
+
+fn main() {
+    let cli = flashlab::cli::Cli::parse();
+    std::process::exit(match flashlab::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("flashlab: {err}");
+            2
+        }
+    });
+}

@@ -1,0 +1,22 @@
+//! The stage table: the one list of stages. `flashlab list`, `flashlab stage N`, the
+//! just recipes (through `flashlab list`), the bench and the book's checks all read it.
+//! Adding a stage is adding its crate and one line here.
+
+use harness::Stage;
+
+pub static STAGES: &[&dyn Stage] = &[&stage01_naive::STAGE, &stage02_online_softmax::STAGE];
+
+/// The stage numbered `n`, or an error listing the stages that exist.
+pub fn find(n: u32) -> Result<&'static dyn Stage, String> {
+    STAGES
+        .iter()
+        .copied()
+        .find(|s| s.info().number == n)
+        .ok_or_else(|| {
+            let numbers: Vec<String> = STAGES.iter().map(|s| s.info().number.to_string()).collect();
+            format!(
+                "there is no stage {n}; the stages are {}",
+                numbers.join(", ")
+            )
+        })
+}

@@ -1,0 +1,64 @@
+//! Stage 1 — naive attention: S = QKᵀ·scale into global memory in fp32, a row softmax,
+//! then O = PV; three kernels, one thread per output element. Book: "Stage 1: naive".
+
+use harness::kernels::kernel_name;
+use harness::{DType, Gpu, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo};
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 1,
+    slug: "naive",
+    idea: "three kernels; the full score matrix S is written to global memory",
+    min_compute_capability: (8, 0),
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+/// Must match `TILE` in `kernels/naive.cu`.
+const TILE: u32 = 16;
+const SOFTMAX_THREADS: u32 = 256;
+
+pub struct Naive;
+pub static STAGE: Naive = Naive;
+
+impl Stage for Naive {
+    fn info(&self) -> &'static StageInfo {
+        &INFO
+    }
+
+    /// The fp32 score matrix, one row per query of every head.
+    fn scratch_elements(&self, p: &Problem) -> usize {
+        p.batch * p.heads * p.seqlen_q * p.seqlen_k
+    }
+
+    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
+        let p = &args.problem;
+        let function = |prefix| KERNELS.function(gpu, &kernel_name(prefix, p.dtype, p.head_dim));
+        let bh = (p.batch * p.heads) as u32;
+        let (sq, sk, d) = (p.seqlen_q as u32, p.seqlen_k as u32, p.head_dim as u32);
+        let block = (TILE, TILE, 1);
+        gpu.launch(
+            &function("naive_scores")?,
+            (sk.div_ceil(TILE), sq.div_ceil(TILE), bh),
+            block,
+            0,
+            &args.params,
+        )?;
+        gpu.launch(
+            &function("naive_softmax")?,
+            (sq.div_ceil(SOFTMAX_THREADS), bh, 1),
+            (SOFTMAX_THREADS, 1, 1),
+            0,
+            &args.params,
+        )?;
+        gpu.launch(
+            &function("naive_output")?,
+            (d.div_ceil(TILE), sq.div_ceil(TILE), bh),
+            block,
+            0,
+            &args.params,
+        )
+    }
+}

@@ -1,0 +1,47 @@
+//! Stage 2 — fused attention with online softmax on CUDA cores: one kernel, a Q tile in
+//! shared memory, K and V tiles streamed through it, four threads per query row sharing
+//! the running max and sum. Book: "Stage 2: online softmax".
+
+use harness::kernels::kernel_name;
+use harness::{DType, Gpu, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 2,
+    slug: "online-softmax",
+    idea: "one fused kernel: K/V tiles stream through shared memory, online softmax in registers",
+    min_compute_capability: (8, 0),
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+/// Must match `BR`, `BC` and `THREADS` in `kernels/online_softmax.cu`.
+const BR: u32 = 64;
+const BC: u32 = 64;
+const THREADS: u32 = 256;
+
+pub struct OnlineSoftmax;
+pub static STAGE: OnlineSoftmax = OnlineSoftmax;
+
+impl Stage for OnlineSoftmax {
+    fn info(&self) -> &'static StageInfo {
+        &INFO
+    }
+
+    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
+        let p = &args.problem;
+        let d = p.head_dim as u32;
+        // q_smem and kv_smem in the input dtype (2 bytes), s_smem in fp32.
+        let smem = (BR * d + BC * d) * 2 + BR * BC * 4;
+        let grid = (
+            (p.seqlen_q as u32).div_ceil(BR),
+            p.heads as u32,
+            p.batch as u32,
+        );
+        let function =
+            KERNELS.function(gpu, &kernel_name("online_softmax", p.dtype, p.head_dim))?;
+        gpu.launch(&function, grid, (THREADS, 1, 1), smem, &args.params)
+    }
+}

@@ -1,0 +1,63 @@
+// fragments.cuh: where each element of a tensor-core fragment lives, as the PTX ISA
+// defines it for mma.sync.m16n8k16 / m16n8k8 (f16 and bf16) and ldmatrix. Kernels use
+// these to index their registers (masking, writing O); layout-viz calls the same
+// functions through a host build to draw them, and a GPU test checks them against what
+// the hardware really delivers. Book: "A GPU primer: tensor cores" and stage 3.
+//
+// Naming: `lane` is the thread's index in its warp (0..31), `i` the element's index in
+// the thread's fragment (each 32-bit register holds two 16-bit elements, i = 2*reg + half).
+#pragma once
+#include "hostdev.cuh"
+
+namespace flashlab {
+
+struct RowCol {
+    int row;
+    int col;
+};
+
+// The four lanes that share a row of C are a "quad": lane = 4 * group + thread_in_group.
+FL_HOST_DEVICE int quad_group(int lane) { return lane >> 2; }
+FL_HOST_DEVICE int quad_lane(int lane) { return lane & 3; }
+
+// mma.m16n8k16, A operand (16 x 16, row-major), 8 elements per lane (a0..a7):
+// rows group and group+8, columns 2t, 2t+1 and the same again 8 columns on.
+FL_HOST_DEVICE RowCol mma_m16n8k16_a(int lane, int i) {
+    return {quad_group(lane) + 8 * ((i >> 1) & 1), 2 * quad_lane(lane) + (i & 1) + 8 * (i >> 2)};
+}
+
+// mma.m16n8k16, B operand (16 x 8, K x N, "col"), 4 elements per lane (b0..b3).
+FL_HOST_DEVICE RowCol mma_m16n8k16_b(int lane, int i) {
+    return {2 * quad_lane(lane) + (i & 1) + 8 * (i >> 1), quad_group(lane)};
+}
+
+// mma.m16n8k16 and m16n8k8, C/D accumulator (16 x 8, f32), 4 elements per lane (c0..c3):
+// lane 0 holds (0,0), (0,1), (8,0), (8,1).
+FL_HOST_DEVICE RowCol mma_m16n8_c(int lane, int i) {
+    return {quad_group(lane) + 8 * (i >> 1), 2 * quad_lane(lane) + (i & 1)};
+}
+
+// mma.m16n8k8, A operand (16 x 8), 4 elements per lane.
+FL_HOST_DEVICE RowCol mma_m16n8k8_a(int lane, int i) {
+    return {quad_group(lane) + 8 * (i >> 1), 2 * quad_lane(lane) + (i & 1)};
+}
+
+// mma.m16n8k8, B operand (8 x 8, K x N), 2 elements per lane.
+FL_HOST_DEVICE RowCol mma_m16n8k8_b(int lane, int i) {
+    return {2 * quad_lane(lane) + i, quad_group(lane)};
+}
+
+// ldmatrix.x{1,2,4}: lanes 8m..8m+7 give the addresses of the 8 rows of matrix m (each
+// row 16 bytes: 8 elements). This returns (matrix, row) for the address `lane` supplies.
+// x1 reads addresses from lanes 0..7 only, x2 from 0..15; the other lanes' are ignored.
+FL_HOST_DEVICE RowCol ldmatrix_address_of(int lane) { return {lane >> 3, lane & 7}; }
+
+// ldmatrix destination: register m of `lane` receives two elements of matrix m, at
+// (row, col) and (row, col+1) without .trans; with .trans the matrix is read transposed,
+// so the two elements are (row, col) and (row+1, col) of the stored matrix.
+FL_HOST_DEVICE RowCol ldmatrix_element(int lane, int half, bool trans) {
+    return trans ? RowCol{2 * quad_lane(lane) + half, quad_group(lane)}
+                 : RowCol{quad_group(lane), 2 * quad_lane(lane) + half};
+}
+
+}  // namespace flashlab
