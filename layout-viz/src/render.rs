@@ -242,14 +242,15 @@ impl Figure {
             caption = caption.add(text(MARGIN, y + 12.0, 13.0, line.as_str()));
             y += 20.0;
         }
+        // Caption text is 13px (about 8px a character), the title 17px bold (about 10.5).
         let caption_w = self
             .caption
             .iter()
-            .chain(std::iter::once(&self.title))
             .map(|l| l.chars().count())
             .max()
             .unwrap_or(0) as f64
             * 8.0;
+        let caption_w = caption_w.max(self.title.chars().count() as f64 * 10.5);
         let width = (MARGIN * 2.0 + panels_w)
             .max(MARGIN * 2.0 + caption_w)
             .max(640.0)
@@ -526,10 +527,12 @@ fn thread_legend(threads: u32) -> Vec<(String, String)> {
     let n = threads.min(PALETTE.len() as u32);
     (0..n)
         .map(|t| {
-            let label = if threads > PALETTE.len() as u32 {
-                format!("T{t} (+{}k)", PALETTE.len())
-            } else {
-                format!("T{t}")
+            // Colors repeat every 16 threads; the labels in the cells tell them apart.
+            let p = PALETTE.len() as u32;
+            let label = match threads {
+                t_ if t_ <= p => format!("T{t}"),
+                t_ if t_ <= 2 * p => format!("T{t}, T{}", t + p),
+                _ => format!("T{t}, T{}, ...", t + p),
             };
             (color(u64::from(t)).to_string(), label)
         })
@@ -601,20 +604,17 @@ pub fn ldmatrix(l: &Ldmatrix) -> String {
     let rows = 8 * l.num;
     let addr_cells = (0..rows)
         .map(|r| {
-            let lanes: Vec<String> = l
-                .src
-                .owners_of(r, 0)
-                .iter()
-                .map(|(t, _)| format!("T{t}"))
-                .collect();
+            let lanes: Vec<u32> = l.src.owners_of(r, 0).iter().map(|&(t, _)| t).collect();
+            let label: Vec<String> = lanes.iter().map(|t| format!("T{t}")).collect();
+            let tip: Vec<String> = lanes.iter().map(|t| t.to_string()).collect();
             Cell::single(
-                lanes.join(","),
+                label.join(","),
                 color(u64::from(r)),
                 format!(
                     "matrix {} row {}: 16-byte row address from lane {}",
                     r / 8,
                     r % 8,
-                    lanes.join(", ")
+                    tip.join(", ")
                 ),
             )
         })
@@ -902,4 +902,33 @@ pub fn tma(b: &TmaBox) -> String {
         )],
     }
     .to_svg()
+}
+
+/// A plain or swizzled layout as a grid: mode 0 down the rows, the remaining modes
+/// (colexicographically) across the columns; a rank-1 layout is one row.
+pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> LayoutGrid {
+    let shape = layout.shape();
+    let size = layout.size().max(0) as u32;
+    let rows = if shape.rank() >= 2 {
+        shape.get(0).size().max(1) as u32
+    } else {
+        1
+    };
+    let cols = size / rows.max(1);
+    let mut offsets = Vec::with_capacity(size as usize);
+    let mut coords = Vec::with_capacity(size as usize);
+    for r in 0..rows {
+        for c in 0..cols {
+            let index = i64::from(r + rows * c);
+            offsets.push(layout.call(index));
+            coords.push(crate::int_tuple::idx2crd(index, shape).to_string());
+        }
+    }
+    LayoutGrid {
+        notation: layout.to_string(),
+        rows,
+        cols,
+        offsets,
+        coords,
+    }
 }

@@ -1,0 +1,333 @@
+//! Every diagram the mdBook uses, under stable file names, with a `manifest.json` that
+//! lists each file and its one-line caption. The book links these names, so a name here
+//! is a promise: rename only together with the book.
+
+use std::path::Path;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::atoms::{self, AtomError, TmaBox, TmaSwizzle};
+use crate::bank::{self, BankError};
+use crate::kernel_fns::{self, KernelFnError};
+use crate::render::{self, LayoutGrid};
+use crate::swizzle::AnyLayout;
+
+/// A diagram that could not be built or written.
+#[derive(Debug, Error)]
+pub enum BookError {
+    #[error("layout `{text}`: {why}")]
+    Layout { text: String, why: String },
+    #[error(transparent)]
+    Atom(#[from] AtomError),
+    #[error(transparent)]
+    Bank(#[from] BankError),
+    #[error(transparent)]
+    KernelFn(#[from] KernelFnError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("manifest: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// One entry of `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManifestEntry {
+    pub file: String,
+    pub caption: String,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    pub figures: Vec<ManifestEntry>,
+}
+
+/// Parses a layout in CuTe notation (plain or swizzled).
+pub fn parse(text: &str) -> Result<AnyLayout, BookError> {
+    crate::notation::parse_any_layout(text).map_err(|e| BookError::Layout {
+        text: text.to_string(),
+        why: e.to_string(),
+    })
+}
+
+/// The `draw layout` figure.
+pub fn layout_svg(text: &str, path: bool) -> Result<String, BookError> {
+    Ok(render::layout(&render::layout_grid(&parse(text)?), path))
+}
+
+/// The `draw swizzle` figure: `layout` before and after `Swizzle<bits, base, shift>`.
+/// For the instances the kernels use, the swizzled offsets come from the kernels' own
+/// `flashlab::swizzle` (host build); other ones from the algebra's `Swizzle::apply`.
+pub fn swizzle_svg(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    elem_bytes: u32,
+) -> Result<String, BookError> {
+    let parsed = parse(layout)?;
+    let (plain, (bits, base, shift), offset) = match (&parsed, swizzle) {
+        (AnyLayout::Plain(l), Some(sw)) => (l.clone(), sw, 0),
+        (AnyLayout::Swizzled(c), None) => (
+            c.layout.clone(),
+            (c.swizzle.bits, c.swizzle.base, c.swizzle.shift),
+            c.offset,
+        ),
+        (AnyLayout::Plain(_), None) => {
+            return Err(BookError::Layout {
+                text: layout.to_string(),
+                why: "no swizzle: give --bits/--base/--shift or a layout like `Sw<3,3,3> o _0 o (8,64):(64,1)`".to_string(),
+            });
+        }
+        (AnyLayout::Swizzled(_), Some(_)) => {
+            return Err(BookError::Layout {
+                text: layout.to_string(),
+                why: "already swizzled: give either a swizzled layout or --bits/--base/--shift"
+                    .to_string(),
+            });
+        }
+    };
+    let sw =
+        crate::swizzle::Swizzle::try_new(bits, base, shift).map_err(|e| BookError::Layout {
+            text: layout.to_string(),
+            why: e.to_string(),
+        })?;
+    let before = render::layout_grid(&AnyLayout::Plain(plain.clone()));
+    let after_layout = AnyLayout::Swizzled(crate::swizzle::ComposedLayout::new(sw, offset, plain));
+    let mut after: LayoutGrid = render::layout_grid(&after_layout);
+    let kernel =
+        shift >= 0 && kernel_fns::supported_swizzles().contains(&(bits, base, shift as u32));
+    if kernel {
+        for (k, b) in after.offsets.iter_mut().zip(&before.offsets) {
+            let o = u64::try_from(b + offset).map_err(|_| BookError::Layout {
+                text: layout.to_string(),
+                why: "negative offsets cannot be swizzled by the kernels' function".to_string(),
+            })?;
+            *k = kernel_fns::swizzle(bits, base, shift as u32, o)? as i64;
+        }
+    }
+    Ok(render::swizzle(&before, &after, elem_bytes))
+}
+
+/// The `draw bank` figure and its report.
+pub fn bank_svg(pattern: &str) -> Result<(String, bank::BankReport), BookError> {
+    let access = bank::pattern(pattern)?;
+    let report = bank::simulate(&access)?;
+    Ok((render::bank_map(&access, &report), report))
+}
+
+type Build = Box<dyn Fn() -> Result<String, BookError>>;
+
+fn tv(name: &'static str) -> Build {
+    Box::new(move || Ok(render::tv(&atoms::tv_by_name(name)?)))
+}
+
+fn bank_fig(name: &'static str) -> Build {
+    Box::new(move || Ok(bank_svg(name)?.0))
+}
+
+fn ldsm(num: u32, trans: bool) -> Build {
+    Box::new(move || Ok(render::ldmatrix(&atoms::ldmatrix(num, trans)?)))
+}
+
+fn tma(swizzle: TmaSwizzle) -> Build {
+    Box::new(move || {
+        Ok(render::tma(&TmaBox::new(
+            (16, 128),
+            (8, 64),
+            (8, 64),
+            2,
+            swizzle,
+        )?))
+    })
+}
+
+/// The book's figures: (file, caption, builder), in manifest order.
+fn figures() -> Vec<(&'static str, &'static str, Build)> {
+    vec![
+        (
+            "layout-2x8-colex.svg",
+            "(2,8):(1,2), column-major: offsets and the colexicographic walk",
+            Box::new(|| layout_svg("(2,8):(1,2)", true)),
+        ),
+        (
+            "layout-2x8-row.svg",
+            "(2,8):(8,1), row-major: the same walk over different offsets",
+            Box::new(|| layout_svg("(2,8):(8,1)", true)),
+        ),
+        (
+            "layout-hier-4x8.svg",
+            "((2,2),(4,2)):((1,8),(2,16)): a hierarchical layout",
+            Box::new(|| layout_svg("((2,2),(4,2)):((1,8),(2,16))", true)),
+        ),
+        (
+            "layout-8x64-rowmajor.svg",
+            "(8,64):(64,1): one 8-row, 64-column bf16 half tile, as stage 3 stores it",
+            Box::new(|| layout_svg("(8,64):(64,1)", false)),
+        ),
+        (
+            "swizzle-333-8x64.svg",
+            "Swizzle<3,3,3> on (8,64):(64,1): each row's 16-byte chunks permuted by the row index",
+            Box::new(|| swizzle_svg("(8,64):(64,1)", Some((3, 3, 3)), 2)),
+        ),
+        (
+            "swizzle-233-8x32.svg",
+            "Swizzle<2,3,3> on (8,32):(32,1): the 64-byte pattern",
+            Box::new(|| swizzle_svg("(8,32):(32,1)", Some((2, 3, 3)), 2)),
+        ),
+        (
+            "mma-m16n8k16.svg",
+            "mma.sync.m16n8k16: A, B and C fragments of the 32 lanes",
+            Box::new(|| Ok(render::mma(&atoms::mma_by_name("mma-m16n8k16")?))),
+        ),
+        (
+            "mma-m16n8k8.svg",
+            "mma.sync.m16n8k8: A, B and C fragments of the 32 lanes",
+            Box::new(|| Ok(render::mma(&atoms::mma_by_name("mma-m16n8k8")?))),
+        ),
+        (
+            "tv-mma-m16n8k16-c.svg",
+            "The m16n8 accumulator: lane 0 holds (0,0), (0,1), (8,0), (8,1)",
+            tv("mma-m16n8k16-c"),
+        ),
+        (
+            "tv-mma-m16n8k16-b-4warps.svg",
+            "B shared by 4 warps tiled along M: every cell has 4 owners",
+            tv("mma-m16n8k16-b-4warps"),
+        ),
+        (
+            "ldmatrix-x1.svg",
+            "ldmatrix.x1: lanes 0-7 give row addresses, every lane receives 2 elements",
+            ldsm(1, false),
+        ),
+        (
+            "ldmatrix-x2.svg",
+            "ldmatrix.x2: lanes 0-15 give row addresses of 2 matrices",
+            ldsm(2, false),
+        ),
+        (
+            "ldmatrix-x4.svg",
+            "ldmatrix.x4: 32 row addresses, 4 registers per lane",
+            ldsm(4, false),
+        ),
+        (
+            "ldmatrix-x4-trans.svg",
+            "ldmatrix.x4.trans: the same rows delivered transposed",
+            ldsm(4, true),
+        ),
+        (
+            "cp-async-32x64.svg",
+            "cp.async 16B: 128 threads copy a 32x64 bf16 tile, 8 elements each, two passes",
+            tv("cp-async-32x64"),
+        ),
+        (
+            "wgmma-m64n64k16-c.svg",
+            "wgmma.m64n64k16 accumulator: warp w owns rows 16w-16w+15",
+            tv("wgmma-m64n64k16-c"),
+        ),
+        (
+            "wgmma-m64k16-a.svg",
+            "wgmma A from registers (64x16): mma's A pattern per warp",
+            tv("wgmma-m64n64k16-a"),
+        ),
+        (
+            "tma-box-8x64.svg",
+            "TMA: an 8x64 bf16 box into shared memory, unswizzled",
+            tma(TmaSwizzle::None),
+        ),
+        (
+            "tma-box-8x64-sw128.svg",
+            "TMA: the same box with the 128B swizzle",
+            tma(TmaSwizzle::B128),
+        ),
+        (
+            "bank-stage3-ldmatrix.svg",
+            "Stage 3: ldmatrix.x4 of Q from an unswizzled tile, 32 wavefronts vs 4",
+            bank_fig("ldmatrix-q-unswizzled"),
+        ),
+        (
+            "bank-stage4-ldmatrix.svg",
+            "Stage 4: the same read under Swizzle<3,3,3>, 4 wavefronts (ideal)",
+            bank_fig("ldmatrix-q-swizzled"),
+        ),
+        (
+            "bank-stage3-ldmatrix-k.svg",
+            "Stage 3: ldmatrix.x4 of K, unswizzled: 8-way conflicts",
+            bank_fig("ldmatrix-k-unswizzled"),
+        ),
+        (
+            "bank-stage4-ldmatrix-k.svg",
+            "Stage 4: ldmatrix.x4 of K, swizzled: conflict-free",
+            bank_fig("ldmatrix-k-swizzled"),
+        ),
+        (
+            "bank-stage3-ldmatrix-v-trans.svg",
+            "Stage 3: ldmatrix.x4.trans of V, unswizzled: 8-way conflicts",
+            bank_fig("ldmatrix-v-trans-unswizzled"),
+        ),
+        (
+            "bank-stage4-ldmatrix-v-trans.svg",
+            "Stage 4: ldmatrix.x4.trans of V, swizzled: conflict-free",
+            bank_fig("ldmatrix-v-trans-swizzled"),
+        ),
+        (
+            "bank-cp-async-swizzled.svg",
+            "cp.async 16B stores into a swizzled tile: still conflict-free",
+            bank_fig("cp-async-swizzled"),
+        ),
+        (
+            "bank-lds32-consecutive.svg",
+            "32 lanes, 32 consecutive words: 1 wavefront",
+            bank_fig("lds32-consecutive"),
+        ),
+        (
+            "bank-lds32-broadcast.svg",
+            "32 lanes, one word: a broadcast, 1 wavefront",
+            bank_fig("lds32-broadcast"),
+        ),
+        (
+            "bank-lds32-stride32.svg",
+            "Stride of 32 words: every lane in bank 0, 32 wavefronts",
+            bank_fig("lds32-stride32"),
+        ),
+    ]
+}
+
+/// The manifest without writing anything.
+pub fn manifest() -> Manifest {
+    Manifest {
+        figures: figures()
+            .into_iter()
+            .map(|(file, caption, _)| ManifestEntry {
+                file: file.to_string(),
+                caption: caption.to_string(),
+            })
+            .collect(),
+    }
+}
+
+fn write(path: &Path, content: &str) -> Result<(), BookError> {
+    std::fs::write(path, content).map_err(|source| BookError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Writes every figure and `manifest.json` into `dir` (created if missing).
+pub fn write_book(dir: &Path) -> Result<Manifest, BookError> {
+    std::fs::create_dir_all(dir).map_err(|source| BookError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    for (file, _, build) in figures() {
+        write(&dir.join(file), &build()?)?;
+    }
+    let manifest = manifest();
+    write(
+        &dir.join("manifest.json"),
+        &(serde_json::to_string_pretty(&manifest)? + "\n"),
+    )?;
+    Ok(manifest)
+}

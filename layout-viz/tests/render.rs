@@ -1,0 +1,135 @@
+//! The renderers write well-formed, deterministic SVG with a tooltip on every cell.
+use layout_viz::atoms;
+use layout_viz::bank;
+use layout_viz::book;
+use layout_viz::render;
+use svg::node::element::tag::Type;
+use svg::parser::Event;
+
+/// Parses `svg` back, checks every tag closes in order, and returns (number of cell
+/// groups, number of cell groups whose first child is a <title>).
+fn check(svg: &str) -> (usize, usize) {
+    let mut stack: Vec<(String, bool)> = Vec::new();
+    let (mut cells, mut titled) = (0, 0);
+    let mut expect_title = false;
+    for event in svg::read(svg).expect("parses") {
+        match event {
+            Event::Error(e) => panic!("parse error: {e:?}"),
+            Event::Tag(name, Type::Start, attrs) => {
+                if expect_title {
+                    if name == "title" {
+                        titled += 1;
+                    }
+                    expect_title = false;
+                }
+                let is_cell =
+                    name == "g" && attrs.get("class").map(|v| v.to_string()) == Some("cell".into());
+                if is_cell {
+                    cells += 1;
+                    expect_title = true;
+                }
+                stack.push((name.to_string(), is_cell));
+            }
+            Event::Tag(name, Type::End, _) => {
+                let (open, _) = stack.pop().expect("a close tag without an open one");
+                assert_eq!(open, name, "mismatched tags");
+            }
+            Event::Tag(_, Type::Empty, _) => expect_title = false,
+            _ => {}
+        }
+    }
+    assert!(stack.is_empty(), "unclosed tags: {stack:?}");
+    assert!(svg.starts_with("<svg"), "an SVG root");
+    (cells, titled)
+}
+
+fn all_cells_titled(svg: &str, expected_cells: usize) {
+    let (cells, titled) = check(svg);
+    assert_eq!(cells, expected_cells);
+    assert_eq!(titled, expected_cells, "every cell has a <title>");
+}
+
+#[test]
+fn layout_grid_with_path() {
+    let svg = book::layout_svg("(2,8):(1,2)", true).unwrap();
+    all_cells_titled(&svg, 16);
+    assert!(svg.contains("<polyline"));
+    assert!(svg.contains("index 3 -&gt; offset 3") || svg.contains("index 3 -> offset 3"));
+    // Rank 1 is one row.
+    all_cells_titled(&book::layout_svg("8:2", false).unwrap(), 8);
+}
+
+#[test]
+fn swizzle_uses_the_kernels_function() {
+    let svg = book::swizzle_svg("(8,64):(64,1)", Some((3, 3, 3)), 2).unwrap();
+    all_cells_titled(&svg, 2 * 8 * 64);
+    // Row 1, chunk 0 moves to chunk 1: offset 64 -> 72.
+    assert!(svg.contains("cell (1,0) coord (1,0): offset 64 -&gt; swizzled 72"));
+    // The swizzled-layout spelling is accepted too.
+    let again = book::swizzle_svg("Sw<3,3,3> o _0 o (8,64):(64,1)", None, 2).unwrap();
+    assert!(again.contains("swizzled 72"));
+    assert!(book::swizzle_svg("(8,64):(64,1)", None, 2).is_err());
+}
+
+#[test]
+fn tv_lists_every_owner() {
+    let atom = atoms::tv_by_name("mma-m16n8k16-b-4warps").unwrap();
+    let svg = render::tv(&atom);
+    all_cells_titled(&svg, 16 * 8);
+    assert!(svg.contains("k=0 n=0: T0V0, T32V0, T64V0, T96V0"));
+    for t in [0, 32, 64, 96] {
+        assert!(svg.contains(&format!("\nT{t}V0\n")), "label of T{t}");
+    }
+}
+
+#[test]
+fn mma_has_three_panels() {
+    let svg = render::mma(&atoms::mma_by_name("mma-m16n8k16").unwrap());
+    all_cells_titled(&svg, 16 * 16 + 16 * 8 + 16 * 8);
+    assert_eq!(svg.matches("class=\"panel\"").count(), 3);
+    assert!(svg.contains("m=8 n=1: T0V3"));
+}
+
+#[test]
+fn ldmatrix_figure() {
+    let svg = render::ldmatrix(&atoms::ldmatrix(4, true).unwrap());
+    all_cells_titled(&svg, 32 + 32 * 8);
+    assert!(svg.contains("16-byte row address from lane 9"));
+}
+
+#[test]
+fn bank_map_highlights_conflicts() {
+    let access = bank::pattern("ldmatrix-q-unswizzled").unwrap();
+    let report = bank::simulate(&access).unwrap();
+    let svg = render::bank_map(&access, &report);
+    // 4 phases x 16 lines x 32 banks.
+    all_cells_titled(&svg, 4 * 16 * 32);
+    assert!(svg.contains("32 wavefronts vs 4 ideal"));
+    assert!(svg.contains("stroke=\"#d62728\""));
+    let access = bank::pattern("ldmatrix-q-swizzled").unwrap();
+    let svg = render::bank_map(&access, &bank::simulate(&access).unwrap());
+    assert!(svg.contains("4 wavefronts vs 4 ideal (conflict-free)"));
+    assert!(!svg.contains("stroke=\"#d62728\""));
+}
+
+#[test]
+fn tma_figure() {
+    let b = atoms::TmaBox::new((16, 128), (8, 64), (8, 64), 2, atoms::TmaSwizzle::B128).unwrap();
+    all_cells_titled(&render::tma(&b), 2 * 8 * 64);
+}
+
+#[test]
+fn byte_identical_across_runs() {
+    let run = || {
+        let access = bank::pattern("ldmatrix-k-unswizzled").unwrap();
+        vec![
+            book::layout_svg("((2,2),(4,2)):((1,8),(2,16))", true).unwrap(),
+            book::swizzle_svg("(8,32):(32,1)", Some((2, 3, 3)), 2).unwrap(),
+            render::tv(&atoms::wgmma_c(16).unwrap()),
+            render::mma(&atoms::mma_by_name("mma-m16n8k8").unwrap()),
+            render::ldmatrix(&atoms::ldmatrix(2, false).unwrap()),
+            render::bank_map(&access, &bank::simulate(&access).unwrap()),
+        ]
+    };
+    assert_eq!(run(), run());
+}
