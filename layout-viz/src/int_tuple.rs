@@ -27,7 +27,8 @@ impl From<Vec<IntTuple>> for IntTuple {
     }
 }
 
-/// Builds an `IntTuple` from integers and nested tuples: `tup![(2, 4), 8]`.
+/// Builds an `IntTuple` from integers and nested tuples: `tup![(2, 4), 8]`; an item that
+/// is more than one token goes in braces: `tup![i, { 8 * j }]`.
 #[macro_export]
 macro_rules! tup {
     (@one ( $($inner:tt),* )) => { $crate::int_tuple::IntTuple::Tuple(vec![$($crate::tup!(@one $inner)),*]) };
@@ -274,13 +275,7 @@ pub fn crd2idx_colex(crd: &IntTuple, shape: &IntTuple) -> Result<i64, String> {
 
 /// Exclusive prefix product of the leaves, shaped like `shape` (CuTe's `prefix_product`).
 pub fn prefix_product(shape: &IntTuple) -> IntTuple {
-    compact_col_major(shape, 1)
-}
-
-/// Compact colexicographic strides for `shape`, starting at `current` (CuTe's
-/// `compact_major<LayoutLeft>(shape, current)`).
-pub fn compact_col_major(shape: &IntTuple, current: i64) -> IntTuple {
-    let mut run = current;
+    let mut run = 1;
     shape.map_leaves(&mut |s| {
         let d = run;
         run *= s;
@@ -288,15 +283,31 @@ pub fn compact_col_major(shape: &IntTuple, current: i64) -> IntTuple {
     })
 }
 
+/// Compact colexicographic strides for `shape`, starting at `current` (CuTe's
+/// `compact_major<LayoutLeft>(shape, current)`); as in CuTe, a size-1 mode gets stride 0.
+pub fn compact_col_major(shape: &IntTuple, current: i64) -> IntTuple {
+    let mut run = current;
+    shape.map_leaves(&mut |s| {
+        if s == 1 {
+            return 0;
+        }
+        let d = run;
+        run *= s;
+        d
+    })
+}
+
 /// Compact lexicographic (row-major) strides for `shape`, starting at `current` (CuTe's
-/// `compact_major<LayoutRight>(shape, current)`).
+/// `compact_major<LayoutRight>(shape, current)`); a size-1 mode gets stride 0.
 pub fn compact_row_major(shape: &IntTuple, current: i64) -> IntTuple {
     let leaves = shape.flatten();
     let mut strides = vec![0; leaves.len()];
     let mut run = current;
     for i in (0..leaves.len()).rev() {
-        strides[i] = run;
-        run *= leaves[i];
+        if leaves[i] != 1 {
+            strides[i] = run;
+            run *= leaves[i];
+        }
     }
     shape.unflatten_like(&strides)
 }

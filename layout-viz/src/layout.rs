@@ -481,7 +481,8 @@ pub fn complement(layout: &Layout, cosize_bound: i64) -> Result<Layout, LayoutEr
 pub fn complement_to(layout: &Layout, cotarget: &IntTuple) -> Result<Layout, LayoutError> {
     let f = filter(layout);
     if f.stride == Int(0) {
-        return Ok(Layout::int(cotarget.size(), 1));
+        // Nothing is reached: the complement is all of the co-target, `make_layout(size)`.
+        return Ok(Layout::column_major(Int(cotarget.size())));
     }
     let mut shapes = f.shape.flatten();
     let mut strides = f.stride.flatten();
