@@ -150,9 +150,9 @@ proptest! {
         prop_assert!(o.iter().all(|x| x.is_finite()), "O = {:?}", o);
         prop_assert!(!lse.is_nan() && lse != f64::INFINITY, "LSE = {}", lse);
         // O is a convex combination of the value rows, so each coordinate stays within their range.
-        for d in 0..HEAD_DIM {
+        for (d, o_d) in o.iter().enumerate() {
             let column = row.values.iter().skip(d).step_by(HEAD_DIM);
-            prop_assert!(o[d].abs() <= column.fold(0.0f64, |m, v| m.max(v.abs())) + 1e-9);
+            prop_assert!(o_d.abs() <= column.fold(0.0f64, |m, v| m.max(v.abs())) + 1e-9);
         }
         let max_scaled = row.scores.iter().fold(f64::NEG_INFINITY, |m, &s| m.max(row.scale * s));
         if max_scaled > f64::NEG_INFINITY {
