@@ -135,7 +135,7 @@ impl Panel {
 
     fn width(&self) -> f64 {
         (self.label_w() + self.cols as f64 * self.cell_w())
-            .max(self.caption.chars().count() as f64 * CHAR_W)
+            .max(self.caption.chars().count() as f64 * 8.2)
     }
 
     fn height(&self) -> f64 {
@@ -805,59 +805,63 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
     .to_svg()
 }
 
-/// A TMA box: the box over the global tensor (left, global coordinates) and the same
-/// elements in shared memory (right, physical positions), colored by the 16-byte chunk
-/// each element had in its global row.
+/// A TMA box at 16-byte granularity (the TMA swizzles move whole 16-byte chunks): the
+/// box's chunks with their global coordinates (left) and the same chunks at their
+/// physical place in shared memory (right), colored by the chunk's column in the box.
 pub fn tma(b: &TmaBox) -> String {
     let cells = b.cells();
     let per_chunk = 16 / b.elem_bytes;
-    let left = cells
-        .iter()
-        .map(|c| {
-            let fill = color(u64::from(c.box_col / per_chunk));
-            match c.global {
+    let chunks = b.box_cols / per_chunk;
+    let row_bytes = u64::from(b.box_cols * b.elem_bytes);
+    let empty = Cell {
+        stripes: Vec::new(),
+        tooltip: String::new(),
+        alert: false,
+    };
+    let mut left = Vec::new();
+    let mut right = vec![empty; (b.box_rows * chunks) as usize];
+    for r in 0..b.box_rows {
+        for k in 0..chunks {
+            let first = cells[(r * b.box_cols + k * per_chunk) as usize];
+            let (line, slot) = (
+                first.smem_byte / row_bytes,
+                (first.smem_byte % row_bytes) / 16,
+            );
+            let fill = color(u64::from(k));
+            let banks = format!(
+                "banks {}-{}",
+                bank::bank_of(first.smem_byte),
+                bank::bank_of(first.smem_byte) + 3
+            );
+            let what = format!(
+                "box row {r}, columns {}-{}",
+                k * per_chunk,
+                (k + 1) * per_chunk - 1
+            );
+            let global = match first.global {
+                Some((gr, gc)) => format!("global ({gr}, {gc}-{})", gc + per_chunk - 1),
+                None => "out of bounds (zero-filled)".to_string(),
+            };
+            let to = format!(
+                "smem bytes {}-{} (row {line}, chunk {slot}, {banks})",
+                first.smem_byte,
+                first.smem_byte + 15
+            );
+            left.push(match first.global {
                 Some((gr, gc)) => Cell::single(
-                    format!("{gr},{gc}"),
+                    format!("{gr}:{gc}"),
                     fill,
-                    format!(
-                        "box ({},{}) = global ({gr},{gc}) -> smem byte {}",
-                        c.box_row, c.box_col, c.smem_byte
-                    ),
+                    format!("{what} = {global} -> {to}"),
                 ),
                 None => Cell {
                     stripes: Vec::new(),
-                    tooltip: format!(
-                        "box ({},{}): out of bounds, filled with zeros -> smem byte {}",
-                        c.box_row, c.box_col, c.smem_byte
-                    ),
+                    tooltip: format!("{what}: {global} -> {to}"),
                     alert: false,
                 },
-            }
-        })
-        .collect();
-    let row_bytes = u64::from(b.box_cols * b.elem_bytes);
-    let mut right: Vec<Cell> = vec![
-        Cell {
-            stripes: Vec::new(),
-            tooltip: String::new(),
-            alert: false
-        };
-        cells.len()
-    ];
-    for c in &cells {
-        let slot = (c.smem_byte / u64::from(b.elem_bytes)) as usize;
-        let (line, pos) = (c.smem_byte / row_bytes, c.smem_byte % row_bytes);
-        right[slot] = Cell::single(
-            format!("{},{}", c.box_row, c.box_col),
-            color(u64::from(c.box_col / per_chunk)),
-            format!(
-                "smem byte {} (row {line}, byte {pos}, bank {}): box ({},{})",
-                c.smem_byte,
-                bank::bank_of(c.smem_byte),
-                c.box_row,
-                c.box_col
-            ),
-        );
+            });
+            right[(line * u64::from(chunks) + slot) as usize] =
+                Cell::single(format!("r{r}c{k}"), fill, format!("{to}: {what}, {global}"));
+        }
     }
     let sw = match b.swizzle.as_swizzle() {
         Some((x, y, z)) => format!(
@@ -866,38 +870,35 @@ pub fn tma(b: &TmaBox) -> String {
         ),
         None => "no swizzle".to_string(),
     };
+    let mut global = Panel::new(
+        "box in global memory (row:first col of each 16-byte chunk)",
+        b.box_rows,
+        chunks,
+        left,
+    );
+    global.row_labels = (0..b.box_rows).map(|r| format!("r{r}")).collect();
+    global.col_labels = (0..chunks).map(|k| format!("c{k}")).collect();
+    let mut smem = Panel::new(
+        "shared memory (box row r, chunk c)",
+        b.box_rows,
+        chunks,
+        right,
+    );
+    smem.row_labels = (0..b.box_rows)
+        .map(|l| format!("@{}", u64::from(l) * row_bytes))
+        .collect();
+    smem.col_labels = (0..chunks).map(|k| format!("{}B", 16 * k)).collect();
     Figure {
         title: format!(
             "TMA box {}x{} at ({},{}) of a {}x{} tensor, {sw}",
             b.box_rows, b.box_cols, b.origin_row, b.origin_col, b.tensor_rows, b.tensor_cols
         ),
-        panels: vec![
-            (
-                0,
-                0,
-                Panel::new(
-                    "the box in global memory (global row,col)",
-                    b.box_rows,
-                    b.box_cols,
-                    left,
-                ),
-            ),
-            (
-                1,
-                0,
-                Panel::new(
-                    "shared memory, physical order (box row,col)",
-                    b.box_rows,
-                    b.box_cols,
-                    right,
-                ),
-            ),
-        ],
-        legend: (0..u64::from(b.box_cols / per_chunk).min(8))
-            .map(|i| (color(i).to_string(), format!("global 16-byte chunk {i}")))
+        panels: vec![(0, 0, global), (1, 0, smem)],
+        legend: (0..u64::from(chunks).min(PALETTE.len() as u64))
+            .map(|i| (color(i).to_string(), format!("box chunk c{i}")))
             .collect(),
         caption: vec![format!(
-            "{}-byte elements; each shared-memory row is {row_bytes} bytes.",
+            "{}-byte elements, {per_chunk} per 16-byte chunk; each shared-memory row is {row_bytes} bytes.",
             b.elem_bytes
         )],
     }

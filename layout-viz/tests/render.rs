@@ -115,7 +115,12 @@ fn bank_map_highlights_conflicts() {
 #[test]
 fn tma_figure() {
     let b = atoms::TmaBox::new((16, 128), (8, 64), (8, 64), 2, atoms::TmaSwizzle::B128).unwrap();
-    all_cells_titled(&render::tma(&b), 2 * 8 * 64);
+    all_cells_titled(&render::tma(&b), 2 * 8 * 8);
+    let svg = render::tma(&b);
+    // Box row 1's first chunk lands in chunk 1 of shared-memory row 1.
+    assert!(svg.contains(
+        "smem bytes 144-159 (row 1, chunk 1, banks 4-7): box row 1, columns 0-7, global (9, 64-71)"
+    ));
 }
 
 #[test]
