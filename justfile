@@ -53,8 +53,12 @@ cuda:
     python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "{{toolchain}}" {{cuda_packages}}
     "{{nvcc_bin}}/nvcc" --version | tail -n 1
 
-# compute-sanitizer memcheck and racecheck of stage N on a small problem
+# compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem
 sanitize N:
-    cargo build --release --quiet
-    compute-sanitizer --tool memcheck --error-exitcode 1 target/release/flashlab stage {{N}} --seqlen 200 --heads 2 --no-time --causal
-    compute-sanitizer --tool racecheck --error-exitcode 1 target/release/flashlab stage {{N}} --seqlen 200 --heads 2 --no-time
+    cargo build --release --quiet --bin flashlab
+    mkdir -p target/release/tests && cp scripts/bundle/sanitize.sh target/release/
+    target/release/sanitize.sh {{N}}
+
+# One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts
+gpu-bundle out="dist/flashlab-gpu":
+    scripts/gpu-bundle.sh {{out}}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds one folder that runs on an x86-64 Linux machine with an NVIDIA driver and no
+# Rust: the release `flashlab` CLI, every test binary of the workspace, and scripts that
+# run them. Usage: scripts/gpu-bundle.sh [OUT_DIR]   (default dist/flashlab-gpu)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-dist/flashlab-gpu}"
+rm -rf "$out"
+mkdir -p "$out/tests"
+
+cargo build --release --quiet --bin flashlab
+cp target/release/flashlab "$out/"
+
+# The test executables of the stage crates and the root crate's cross-crate tests (the
+# ones that need a GPU), named <package>-<target> so the stages' `gpu` tests differ.
+cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
+        url, frag = msg["package_id"].rsplit("#", 1)
+        pkg = frag.split("@")[0] if "@" in frag else url.rstrip("/").split("/")[-1]
+        if pkg.startswith("stage") or pkg == "flashlab":
+            print(msg["executable"], pkg + "-" + msg["target"]["name"])
+' | while read -r exe name; do cp "$exe" "$out/tests/$name"; done
+
+cp scripts/bundle/*.sh "$out/"
+chmod +x "$out"/*.sh "$out"/flashlab "$out"/tests/*
+du -sh "$out"
+ls "$out" "$out/tests"
