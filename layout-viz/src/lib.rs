@@ -1,0 +1,20 @@
+//! layout-viz: CuTe's layout algebra in Rust, the hardware atoms of the tensor-core
+//! stages, a shared-memory bank-conflict simulator, and SVG renderers for all of them.
+//!
+//! The algebra (`int_tuple`, `layout`, `swizzle`, `notation`) mirrors CuTe's semantics
+//! (colexicographic coordinates). The atoms and bank maps are driven by the kernels' own
+//! `__host__ __device__` index headers through a host build (`kernel_fns`), so a diagram
+//! shows what the kernel does.
+
+// The algebra.
+pub mod int_tuple;
+pub mod layout;
+pub mod notation;
+pub mod swizzle;
+
+// Hardware, simulation and drawing.
+pub mod atoms;
+pub mod bank;
+pub mod book;
+pub mod kernel_fns;
+pub mod render;
