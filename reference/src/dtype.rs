@@ -94,13 +94,20 @@ pub fn round_f32(x: f64) -> f64 {
 /// `round_ties_even` sees the true ratio and there is no double rounding.
 pub(crate) fn round_to_grid(a: f64, mantissa_bits: i32, min_normal_exp: i32) -> f64 {
     debug_assert!(a >= 0.0 && a.is_finite());
-    let exponent = if a < 2f64.powi(min_normal_exp) {
+    let exponent = if a < pow2(min_normal_exp) {
         min_normal_exp
     } else {
         floor_log2(a)
     };
-    let spacing = 2f64.powi(exponent - mantissa_bits);
+    let spacing = pow2(exponent - mantissa_bits);
     (a / spacing).round_ties_even() * spacing
+}
+
+/// 2^e for a normal-range exponent, built from its bits: this runs once per rounded element,
+/// and the oracle's emulation rounds every element it touches.
+fn pow2(e: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&e));
+    f64::from_bits(((e + 1023) as u64) << 52)
 }
 
 /// ⌊log2 a⌋ for a positive normal f64, read from its exponent field (exact, unlike `log2`).
