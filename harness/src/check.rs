@@ -137,12 +137,14 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
         }
     }
 
+    // ANCHOR: bound
     let stats = reference::error_stats(&kernel_o, &exact_o);
     let lowp_stats = reference::error_stats(&lowp_o, &exact_o);
     let o_atol = o_atol(p.dtype, &exact_o);
     let o_bound = reference::fa3_bound(lowp_stats.max_abs, o_atol);
     // LSE is kept in fp32 by every stage: its absolute term is a few fp32 ulps of its size.
     let lse_bound = reference::fa3_bound(lse_lowp_err, 1e-5);
+    // ANCHOR_END: bound
     let passed = nan_elements == 0
         && lse_mask_mismatches == 0
         && stats.max_abs <= o_bound

@@ -148,6 +148,7 @@ impl Problem {
             .sum::<i128>() as u128
     }
 
+    // ANCHOR: flops
     /// FLOPs of the forward pass: two matrix products of 2·D FLOPs per visible pair, so
     /// 4·B·H·Sq·Sk·D without a mask and about half of it causal (only the work needed).
     pub fn flops(&self) -> f64 {
@@ -159,6 +160,7 @@ impl Problem {
         let elems = 2 * self.q_elements() + 2 * self.kv_elements();
         (elems * 2 + self.lse_elements() * 4) as f64
     }
+    // ANCHOR_END: flops
 
     /// Checks what every stage needs; a stage checks its own head dims and dtypes after.
     pub fn validate(&self) -> Result<()> {

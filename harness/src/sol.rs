@@ -32,12 +32,14 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
     let mut dst = stream
         .alloc_zeros::<u32>(n)
         .during("allocating copy destination")?;
+    // ANCHOR: copy
     let copy = time(gpu, || {
         stream
             .memcpy_dtod(&src, &mut dst)
             .during("device-to-device copy")
     })?;
     let copy_gb_per_s = 2.0 * COPY_BYTES as f64 / (copy.median_ms * 1e-3) / 1e9;
+    // ANCHOR_END: copy
     drop((src, dst));
 
     // SAFETY: only probes whether the library can be loaded.

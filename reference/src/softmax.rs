@@ -114,6 +114,7 @@ impl OnlineSoftmax {
         self.update_impl(scores, values, Some(precision));
     }
 
+    // ANCHOR: update
     fn update_impl(&mut self, scores: &[f64], values: &[f64], round_p: Option<LowPrecision>) {
         let head_dim = self.acc.len();
         assert_eq!(
@@ -151,9 +152,11 @@ impl OnlineSoftmax {
         }
         self.max_log2 = new_max;
     }
+    // ANCHOR_END: update
 
     /// Combines the states of two disjoint sets of scores of the same row, as if one state had
     /// seen both: the split-KV combine. Both are rescaled to the larger maximum first.
+    // ANCHOR: merge
     pub fn merge(&self, other: &Self) -> Self {
         assert_eq!(
             self.scale_log2, other.scale_log2,
@@ -182,6 +185,7 @@ impl OnlineSoftmax {
                 .collect(),
         }
     }
+    // ANCHOR_END: merge
 
     /// The final `(O, LSE)`: `O = acc / sum` and `LSE = ln 2 · (max_log2 + log2 sum)`, the
     /// natural-log LSE. A row that saw no unmasked score gives `O = 0`, `LSE = −∞`.

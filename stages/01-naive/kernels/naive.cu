@@ -16,6 +16,7 @@ __device__ __forceinline__ long long score_row(const AttnParams& p, int b, int h
     return ((static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i) * p.seqlen_k;
 }
 
+// ANCHOR: scores
 // S[b, h, i, j] = scale * dot(Q[b, i, h, :], K[b, j, kv_head(h), :]), or -inf if masked.
 template <typename T, int D>
 __device__ void naive_scores(const AttnParams& p) {
@@ -34,7 +35,9 @@ __device__ void naive_scores(const AttnParams& p) {
     }
     p.scratch[score_row(p, b, h, i) + j] = s;
 }
+// ANCHOR_END: scores
 
+// ANCHOR: softmax
 // Softmax of one row of S, in place, and its log-sum-exp. Three passes over the row:
 // the max (so exp never overflows), the sum of exponentials, then the normalization.
 template <typename T, int D>
@@ -54,7 +57,9 @@ __device__ void naive_softmax(const AttnParams& p) {
     for (int j = 0; j < p.seqlen_k; ++j) row[j] = expf(row[j] - base) * inv_sum;
     p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i] = sum > 0.f ? base + logf(sum) : -CUDART_INF_F;
 }
+// ANCHOR_END: softmax
 
+// ANCHOR: output
 // O[b, i, h, d] = sum_j P[b, h, i, j] * V[b, j, kv_head(h), d], accumulated in fp32.
 template <typename T, int D>
 __device__ void naive_output(const AttnParams& p) {
@@ -69,6 +74,7 @@ __device__ void naive_output(const AttnParams& p) {
     for (int j = 0; j < p.seqlen_k; ++j) acc += prob[j] * to_float(v[j * v_stride]);
     static_cast<T*>(p.o)[q_row_offset(p, b, i, h) + d] = from_float<T>(acc);
 }
+// ANCHOR_END: output
 
 }  // namespace flashlab
 

@@ -10,10 +10,12 @@
 
 namespace flashlab {
 
+// ANCHOR: tiles
 constexpr int BR = 64;             // query rows per block
 constexpr int BC = 64;             // keys per K/V tile
 constexpr int THREADS_PER_ROW = 4; // a row group: 4 adjacent lanes of one warp
 constexpr int THREADS = BR * THREADS_PER_ROW;
+// ANCHOR_END: tiles
 
 // Copies `rows` rows of D elements (global row r at base + r * row_stride) into a dense
 // [BR or BC][D] shared tile with 16-byte vectors; rows past `valid_rows` become zeros so
@@ -30,6 +32,7 @@ __device__ __forceinline__ void load_tile(T* tile_smem, const T* base, long long
     }
 }
 
+// ANCHOR: group_reduce
 // Reduces over the 4 lanes of a row group (lanes 4k..4k+3 of a warp) with butterfly
 // shuffles: after xor 1 and xor 2 every lane holds the result.
 __device__ __forceinline__ float group_max(float x) {
@@ -40,13 +43,16 @@ __device__ __forceinline__ float group_sum(float x) {
     x += __shfl_xor_sync(0xffffffff, x, 1);
     return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
+// ANCHOR_END: group_reduce
 
 template <typename T, int D>
 __device__ void online_softmax(const AttnParams& p) {
+    // ANCHOR: smem
     extern __shared__ __align__(16) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);                 // [BR][D]
     T* kv_smem = q_smem + BR * D;                           // [BC][D]
     float* s_smem = reinterpret_cast<float*>(kv_smem + BC * D);  // [BR][BC]
+    // ANCHOR_END: smem
 
     const int q_start = blockIdx.x * BR;
     const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
@@ -59,6 +65,7 @@ __device__ void online_softmax(const AttnParams& p) {
     load_tile<T, D>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride, BR,
                     min(BR, p.seqlen_q - q_start));
 
+    // ANCHOR: state
     // Running state of row i, in the log2 domain: scores are pre-multiplied by
     // scale * log2(e) so that exp(x) becomes exp2, a single MUFU instruction.
     float m = -CUDART_INF_F;  // running max of scaled scores
@@ -68,7 +75,9 @@ __device__ void online_softmax(const AttnParams& p) {
     float o_acc[D / 4];
 #pragma unroll
     for (int c = 0; c < D / 4; ++c) o_acc[c] = 0.f;
+    // ANCHOR_END: state
 
+    // ANCHOR: kv_loop
     // Causal: keys past the last visible one of the tile's last row are never needed.
     int kv_end = p.seqlen_k;
     if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BR, p.seqlen_q) - 1)));
@@ -78,7 +87,9 @@ __device__ void online_softmax(const AttnParams& p) {
         __syncthreads();  // the previous tile's V reads are done with kv_smem
         load_tile<T, D>(kv_smem, static_cast<const T*>(p.k) + kv_row_offset(p, b, kv_start, kv_head), kv_stride, BC, kv_valid);
         __syncthreads();
+        // ANCHOR_END: kv_loop
 
+        // ANCHOR: scores
         // S = Q K^T for this row: the thread computes keys part, part + 4, ... (BC / 4 of them).
         float s[BC / THREADS_PER_ROW];
 #pragma unroll
@@ -89,7 +100,9 @@ __device__ void online_softmax(const AttnParams& p) {
             for (int t = 0; t < BC / THREADS_PER_ROW; ++t)
                 s[t] += q * to_float(kv_smem[(part + THREADS_PER_ROW * t) * D + d]);
         }
+        // ANCHOR_END: scores
 
+        // ANCHOR: rescale
         // Scale into the log2 domain and mask: keys past seqlen_k, and causal.
         float tile_max = -CUDART_INF_F;
 #pragma unroll
@@ -116,7 +129,9 @@ __device__ void online_softmax(const AttnParams& p) {
         m = m_new;
 #pragma unroll
         for (int c = 0; c < D / 4; ++c) o_acc[c] *= rescale;
+        // ANCHOR_END: rescale
 
+        // ANCHOR: pv
         // K is finished once P exists: V takes its place in kv_smem.
         __syncthreads();
         load_tile<T, D>(kv_smem, static_cast<const T*>(p.v) + kv_row_offset(p, b, kv_start, kv_head), kv_stride, BC, kv_valid);
@@ -132,8 +147,10 @@ __device__ void online_softmax(const AttnParams& p) {
                 o_acc[2 * c + 1] += prob * to_float(kv_smem[j * D + col + 1]);
             }
         }
+        // ANCHOR_END: pv
     }
 
+    // ANCHOR: finalize
     if (i >= p.seqlen_q) return;
     // Finalize: O /= l. A fully masked row has l = 0 and O = 0; dividing by 1 keeps it 0.
     const float inv_l = l > 0.f ? 1.f / l : 1.f;
@@ -149,6 +166,7 @@ __device__ void online_softmax(const AttnParams& p) {
         p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i] =
             l > 0.f ? (m + log2f(l)) * CUDART_LN2_F : -CUDART_INF_F;
     }
+    // ANCHOR_END: finalize
 }
 
 }  // namespace flashlab
