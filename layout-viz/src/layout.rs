@@ -462,7 +462,7 @@ pub fn composition<T: IntoTiler + ?Sized>(lhs: &Layout, rhs: &T) -> Result<Layou
     match rhs.to_tiler() {
         Tiler::Layout(r) => composition_impl(&coalesce_x(lhs), &r.shape, &r.stride),
         Tiler::Keep => Ok(lhs.clone()),
-        Tiler::ByMode(ts) => by_mode("composition", lhs, &ts, false, |l, t| composition(l, t)),
+        Tiler::ByMode(ts) => by_mode("composition", lhs, &ts, false, composition::<Tiler>),
     }
 }
 

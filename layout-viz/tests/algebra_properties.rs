@@ -124,7 +124,7 @@ fn injective(l: &Layout) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
 
     #[test]
     fn crd2idx_agrees_across_coordinate_forms(a in layout_with(true)) {

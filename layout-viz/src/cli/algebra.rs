@@ -175,15 +175,15 @@ pub fn apply(name: OpName, args: &[String]) -> CliResult<AnyLayout> {
     use OpName::*;
     type Op = fn(&Layout, &Tiler) -> Result<Layout, lo::LayoutError>;
     let tiled: Option<Op> = match name {
-        Composition => Some(|l, t| lo::composition(l, t)),
-        LogicalDivide => Some(|l, t| lo::logical_divide(l, t)),
-        ZippedDivide => Some(|l, t| lo::zipped_divide(l, t)),
-        TiledDivide => Some(|l, t| lo::tiled_divide(l, t)),
-        FlatDivide => Some(|l, t| lo::flat_divide(l, t)),
-        LogicalProduct => Some(|l, t| lo::logical_product(l, t)),
-        ZippedProduct => Some(|l, t| lo::zipped_product(l, t)),
-        TiledProduct => Some(|l, t| lo::tiled_product(l, t)),
-        FlatProduct => Some(|l, t| lo::flat_product(l, t)),
+        Composition => Some(lo::composition::<Tiler>),
+        LogicalDivide => Some(lo::logical_divide::<Tiler>),
+        ZippedDivide => Some(lo::zipped_divide::<Tiler>),
+        TiledDivide => Some(lo::tiled_divide::<Tiler>),
+        FlatDivide => Some(lo::flat_divide::<Tiler>),
+        LogicalProduct => Some(lo::logical_product::<Tiler>),
+        ZippedProduct => Some(lo::zipped_product::<Tiler>),
+        TiledProduct => Some(lo::tiled_product::<Tiler>),
+        FlatProduct => Some(lo::flat_product::<Tiler>),
         _ => None,
     };
     if let Some(f) = tiled {
