@@ -9,6 +9,39 @@
 //! * [`error`]: error metrics and tolerances, including FlashAttention-3's rule.
 //!
 //! Tensors are flat `f64` slices in FlashAttention's BSHD layout; see [`Shape`].
+//!
+//! ```
+//! use reference::{Mask, Shape, attention, error::Tolerance, tiled::flash_forward};
+//!
+//! let shape = Shape::new(1, 4, 2, 5, 7, 8); // batch, heads, kv_heads, seqlen_q, seqlen_k, head_dim
+//! let q: Vec<f64> = (0..shape.q_len()).map(|i| (i as f64).sin()).collect();
+//! let k: Vec<f64> = (0..shape.kv_len()).map(|i| (i as f64).cos()).collect();
+//! let v = k.clone();
+//! let scale = 1.0 / (shape.head_dim as f64).sqrt();
+//!
+//! let exact = attention(&q, &k, &v, &shape, &Mask::causal(), scale);
+//! let tiled = flash_forward(&q, &k, &v, &shape, &Mask::causal(), scale, 2, 3);
+//! let check = Tolerance::AllClose { atol: 1e-12, rtol: 1e-12 }.check(&tiled.o, &exact.o);
+//! assert!(check.passed, "{check}");
+//! ```
+//!
+//! # Properties and where they are tested
+//!
+//! The property tests (run with many cases by `just proptest`) are named after what they state:
+//!
+//! | property | test |
+//! |----------|------|
+//! | online softmax equals two-pass softmax for every split | `tests/online_softmax.rs`: `online_softmax_equals_two_pass_for_any_split` |
+//! | merge is associative / commutative; the empty state is its identity | `merge_is_associative`, `merge_is_commutative`, `empty_state_is_merge_identity` |
+//! | a constant added to every score leaves O unchanged | `shifting_scores_leaves_output_unchanged`; `tests/oracle.rs`: `shifting_scores_leaves_attention_output_unchanged` |
+//! | no overflow or NaN for scores up to ±1e4 | `large_scores_do_not_overflow` |
+//! | a fully masked row gives O = 0 and LSE = −∞ | `fully_masked_row_gives_zero_and_neg_inf`; `fully_masked_rows_give_zero_and_neg_inf_in_every_implementation` |
+//! | the oracle is the textbook formula | `tests/oracle.rs`: `oracle_equals_textbook_formula` |
+//! | GQA equals MHA with K and V repeated | `gqa_equals_mha_with_repeated_kv` |
+//! | tiled FA2 equals the oracle for any Br, Bc | `tests/tiled.rs`: `tiled_equals_oracle_for_any_tile_sizes` |
+//! | split-KV over any partition equals the oracle | `split_kv_combine_equals_oracle`, `split_kv_merge_of_online_states_equals_oracle` |
+//! | the backward pass matches finite differences | `tests/backward.rs`: `backward_matches_finite_differences` |
+//! | FP8 rounds to a nearest code; Hadamard is orthonormal | `tests/dtype.rs` |
 
 pub mod backward;
 pub mod dtype;
@@ -24,10 +57,14 @@ pub mod tiled;
 
 pub use backward::{Gradients, backward};
 pub use dtype::{LowPrecision, Precision};
-pub use error::{Check, ErrorStats, Tolerance, error_stats, fa3_bound};
+pub use error::{Check, ErrorStats, Tolerance, check_fa3, error_stats, fa3_atol, fa3_bound};
 pub use fp8::{Fp8Format, Fp8Tensor};
 pub use hadamard::hadamard_transform;
 pub use mask::{Align, Mask};
-pub use oracle::{Attention, RowId, RowResult, attention, attention_rows};
+pub use oracle::{
+    Attention, RowId, RowResult, all_rows, attention, attention_rows, attention_with_precision,
+};
 pub use shape::Shape;
 pub use softmax::OnlineSoftmax;
+pub use split_kv::split_forward;
+pub use tiled::{TileConfig, flash_forward};
