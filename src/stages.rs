@@ -4,7 +4,14 @@
 
 use harness::Stage;
 
-pub static STAGES: &[&dyn Stage] = &[&stage01_naive::STAGE, &stage02_online_softmax::STAGE];
+#[rustfmt::skip]
+pub static STAGES: &[&dyn Stage] = &[
+    &stage01_naive::STAGE,
+    &stage02_online_softmax::STAGE,
+    &stage03_tensor_cores::STAGE,
+    &stage04_swizzle::STAGE,
+    &stage05_cp_async::STAGE,
+];
 
 /// The stage numbered `n`, or an error listing the stages that exist.
 pub fn find(n: u32) -> Result<&'static dyn Stage, String> {

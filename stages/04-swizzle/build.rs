@@ -1,0 +1,3 @@
+fn main() {
+    kernel_build::compile_stage_kernels();
+}

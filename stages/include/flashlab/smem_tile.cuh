@@ -1,0 +1,37 @@
+// smem_tile.cuh: where element (row, col) of a [rows][D] tile of 16-bit elements sits in
+// shared memory, for the tensor-core stages. Stage 3 stores tiles row-major; stage 4 on
+// XOR-swizzles the 16-byte chunks of each row by the row index, so the 8 row addresses of
+// an ldmatrix phase fall in 8 different bank groups. layout-viz draws the bank maps of
+// both from these functions. Book: "Stage 4: swizzled shared memory".
+#pragma once
+#include "hostdev.cuh"
+#include "swizzle.cuh"
+
+namespace flashlab {
+
+// A row of D 16-bit elements is D/8 16-byte chunks; the swizzle XORs the chunk index
+// (element bits 3..5) with the row index (the bits just above the column bits), which is
+// Swizzle<3, 3, log2(D) - 3>: Swizzle<3,3,3> for D = 64, Swizzle<3,3,4> for D = 128.
+template <int D>
+struct TileSwizzle;
+template <>
+struct TileSwizzle<64> {
+    static constexpr int B = 3, M = 3, S = 3;
+};
+template <>
+struct TileSwizzle<128> {
+    static constexpr int B = 3, M = 3, S = 4;
+};
+
+template <int D>
+FL_HOST_DEVICE int tile_offset_rowmajor(int row, int col) {
+    return row * D + col;
+}
+
+template <int D>
+FL_HOST_DEVICE int tile_offset_swizzled(int row, int col) {
+    using Sw = TileSwizzle<D>;
+    return swizzle<Sw::B, Sw::M, Sw::S>(row * D + col);
+}
+
+}  // namespace flashlab
