@@ -1,0 +1,101 @@
+// Opens every chapter of the built book in headless Chromium (Debian's /usr/bin/chromium,
+// driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
+// script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
+// console error, or math that KaTeX did not render. Keeps full-page screenshots of the
+// stage chapters for a person to look at.
+//
+// Usage: node browser-check.mjs BOOK_HTML_DIR SCREENSHOT_DIR
+import { createServer } from "node:http";
+import { readFileSync, existsSync, mkdirSync, statSync } from "node:fs";
+import { join, extname, resolve, normalize } from "node:path";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const [root, shots] = process.argv.slice(2).map((p) => resolve(p));
+if (!root || !shots) {
+  console.error("usage: node browser-check.mjs BOOK_HTML_DIR SCREENSHOT_DIR");
+  process.exit(2);
+}
+const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
+if (!existsSync(chromium)) {
+  console.error(`browser check: no Chromium at ${chromium}; install Debian's package (apt-get install chromium) or set CHROMIUM`);
+  process.exit(1);
+}
+if (!existsSync(join(root, "index.html"))) {
+  console.error(`browser check: ${root}/index.html is missing; run \`just book\` first`);
+  process.exit(1);
+}
+const { chromium: pw } = require("playwright-core");
+
+// The chapters, in reading order, from the built table of contents (toc.html in mdbook
+// 0.4.41+, else the sidebar of print.html's neighbours: index.html has it too).
+function chapters() {
+  const toc = existsSync(join(root, "toc.html")) ? "toc.html" : "index.html";
+  const html = readFileSync(join(root, toc), "utf8");
+  const links = [...html.matchAll(/href="([^"#]+\.html)"/g)].map((m) => m[1]);
+  return [...new Set(["index.html", ...links])].filter((l) => !/^(https?:)?\/\//.test(l) && l !== "toc.html" && l !== "print.html");
+}
+
+const TYPES = { ".html": "text/html", ".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml", ".png": "image/png", ".woff2": "font/woff2", ".woff": "font/woff", ".ttf": "font/ttf", ".json": "application/json", ".ico": "image/x-icon" };
+const server = createServer((req, res) => {
+  const path = normalize(decodeURIComponent(new URL(req.url, "http://x").pathname)).replace(/^(\.\.[/\\])+/, "");
+  let file = join(root, path);
+  if (existsSync(file) && statSync(file).isDirectory()) file = join(file, "index.html");
+  if (!file.startsWith(root) || !existsSync(file)) {
+    res.writeHead(404).end("not found");
+    return;
+  }
+  res.writeHead(200, { "content-type": TYPES[extname(file)] || "application/octet-stream" }).end(readFileSync(file));
+});
+await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+const base = `http://127.0.0.1:${server.address().port}/`;
+
+const userDataDir = `/tmp/flashlab-book-chromium-${process.pid}`;
+const context = await pw.launchPersistentContext(userDataDir, {
+  executablePath: chromium,
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+mkdirSync(shots, { recursive: true });
+
+const problems = [];
+const pages = chapters();
+for (const rel of pages) {
+  const page = await context.newPage();
+  const fail = (what) => problems.push(`${rel}: ${what}`);
+  page.on("pageerror", (e) => fail(`script error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && fail(`console error: ${m.text()}`));
+  page.on("requestfailed", (r) => fail(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+  page.on("response", (r) => r.status() >= 400 && fail(`HTTP ${r.status()}: ${r.url()}`));
+  await page.goto(base + rel, { waitUntil: "load" });
+  await page.evaluate(() => document.fonts.ready);
+  const report = await page.evaluate(() => {
+    const main = document.querySelector("main") || document.body;
+    return {
+      images: [...document.images].map((i) => ({ src: i.getAttribute("src"), ok: i.complete && i.naturalWidth > 0 })),
+      // Math that reached the page unrendered: a $ outside code, or a KaTeX error box.
+      rawMath: [...main.querySelectorAll("p, li, td")].filter((e) => !e.closest("pre, code") && /\$[^$\s][^$]*\$/.test(e.textContent)).map((e) => e.textContent.slice(0, 80)),
+      katexErrors: main.querySelectorAll(".katex-error").length,
+      title: document.title,
+    };
+  });
+  for (const img of report.images) if (!img.ok) fail(`image did not load: ${img.src}`);
+  for (const text of report.rawMath) fail(`unrendered math: "${text}"`);
+  if (report.katexErrors) fail(`${report.katexErrors} KaTeX error(s)`);
+  if (rel.startsWith("stages/")) {
+    const png = join(shots, rel.replace(/^stages\//, "").replace(/\.html$/, ".png"));
+    await page.screenshot({ path: png, fullPage: true });
+    console.log(`screenshot ${png}`);
+  }
+  console.log(`${problems.some((p) => p.startsWith(rel + ":")) ? "FAIL" : "ok  "} ${rel} (${report.images.length} images)`);
+  await page.close();
+}
+await context.close();
+server.close();
+
+if (problems.length) {
+  console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`browser check: ${pages.length} pages, no broken image, no script error`);
