@@ -37,6 +37,7 @@ test:
         echo "no GPU found: GPU tests are ignored (they say why)"
         cargo test --workspace
     fi
+    if [ -x .toolchain/mdbook/bin/mdbook ] || [ -n "${CI:-}" ]; then just book-check; else echo "mdbook not installed: skipping the book build and browser check (run \`just book-tools\`)"; fi
 
 # The property tests of the oracle with many more cases
 proptest cases="4096":
@@ -62,3 +63,49 @@ sanitize N:
 # One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts
 gpu-bundle out="dist/flashlab-gpu":
     scripts/gpu-bundle.sh {{out}}
+
+# --- The book (book/): built from the real sources, checked in a real browser ---
+
+mdbook_version := "0.4.52"
+mdbook := justfile_directory() / ".toolchain/mdbook/bin/mdbook"
+
+# Install the book's tools: mdbook into .toolchain/mdbook, KaTeX and playwright-core into book/tools/node_modules (a no-op when present)
+book-tools:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! "{{mdbook}}" --version 2>/dev/null | grep -qx "mdbook v{{mdbook_version}}"; then
+        echo "installing mdbook {{mdbook_version}} into .toolchain/mdbook (a few minutes)"
+        cargo install --locked --quiet --root .toolchain/mdbook mdbook --version {{mdbook_version}}
+    fi
+    if [ ! -f book/tools/node_modules/.package-lock.json ] || [ book/tools/package-lock.json -nt book/tools/node_modules/.package-lock.json ]; then
+        npm ci --prefix book/tools --no-audit --no-fund --silent
+    fi
+    if ! command -v chromium >/dev/null; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+            echo "installing Debian's chromium for the browser check"
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        else
+            echo "no chromium: \`sudo apt-get install chromium\` for \`just book-browser\`" >&2
+        fi
+    fi
+    if [ ! -f book/src/vendor/katex/katex.min.css ]; then
+        mkdir -p book/src/vendor/katex
+        cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
+    fi
+
+# Draw the diagrams (layout-viz book) and the result charts, then build the book into book/build
+book: book-tools
+    cargo run --quiet -p layout-viz -- book --out book/src/generated
+    node book/tools/plot.mjs
+    cd book && "{{mdbook}}" build
+
+# Serve the book at http://localhost:3000 with live reload (diagrams drawn once at start)
+serve: book
+    cd book && "{{mdbook}}" serve
+
+# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters go to book/build/screenshots/
+book-browser:
+    node book/tools/browser-check.mjs book/build book/build/screenshots
+
+# Build the book, then check it in headless Chromium (`just test` runs this)
+book-check: book book-browser

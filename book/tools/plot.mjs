@@ -9,14 +9,14 @@ const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replac
 export function chart(data) {
   const rows = [
     ...data.runs.map((r) => ({ label: r.label, tflops: r.tflops, note: `${r.ms} ms`, ours: true })),
-    ...(data.references?.runs ?? []).map((r) => ({ label: r.label, tflops: r.tflops, note: "reference, seqlen 8192", ours: false })),
+    ...(data.references?.runs ?? []).map((r) => ({ label: r.label, tflops: r.tflops, note: "seqlen 8192", ours: false })),
   ];
   const sol = data.speed_of_light.gemm_bf16_tflops;
   const [left, width, rowH, top] = [190, 520, 30, 50];
   const lo = 0.5, hi = Math.max(sol, ...rows.map((r) => r.tflops)) * 1.3;
   const x = (v) => left + (width * Math.log10(v / lo)) / Math.log10(hi / lo);
   const height = top + rows.length * rowH + 50;
-  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${left + width + 120}" height="${height}" font-family="sans-serif" font-size="13">`,
+  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${left + width + 200}" height="${height}" font-family="sans-serif" font-size="13">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="10" y="22" font-size="15" font-weight="bold">${esc(data.device)}: TFLOP/s (log scale), ${esc(data.shape)}</text>`];
   for (const t of [1, 10, 100, 1000]) {
