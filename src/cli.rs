@@ -40,6 +40,106 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check and time every stage on a sweep of shapes; JSON and CSV (and plots).
+    #[command(long_about = BENCH_ABOUT)]
+    Bench(BenchArgs),
+    /// Plots and the results table from a bench.json.
+    Plots {
+        /// The bench.json to plot.
+        #[arg(long, value_name = "FILE", default_value = "bench/out/bench.json")]
+        from: PathBuf,
+        /// Where to write tflops-d*.svg, sol-percent.svg, speedups.svg, results-table.md.
+        #[arg(long, value_name = "DIR", default_value = "bench/out")]
+        out: PathBuf,
+    },
+    /// Two stages side by side on one shape and seed: time, TFLOPS, error, resources.
+    Compare(CompareArgs),
+    /// Write stage N's embedded fatbin to a file (for cuobjdump; used by sass.sh).
+    #[command(hide = true)]
+    DumpFatbin {
+        stage: u32,
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+}
+
+const BENCH_ABOUT: &str = "Check and time every stage on a sweep of shapes; JSON and CSV (and plots).
+
+Shapes: seqlen x head dim x causal, bf16, queries and keys of equal length. Batch and heads follow one rule, recorded in the JSON: heads = --heads (16), batch = max(1, --tokens / seqlen) with --tokens 8192, so batch x heads x seqlen = 131072 query rows for every seqlen up to 8192 (262144 at 16384) and short sequences still fill the GPU.
+
+Every stage row is checked against the CPU oracle (same seed for every stage) and timed with CUDA events (median); a row that fails its check is recorded as check-failed and not plotted. Rows the stage cannot run are recorded as skipped with the reason (head dim, dtype, or a workspace over --max-workspace-gib: stage 1's S matrix is 4*B*H*S^2 bytes, so it stops after seqlen 4096). The speed of light (cuBLAS bf16 GEMM, copy bandwidth) is measured once per run and every row gets its percentage.
+
+--baselines runs bench/baselines.py (embedded in this binary) with python3 (or $FLASHLAB_PYTHON) when it imports torch: PyTorch SDPA's flash, cuDNN and memory-efficient kernels, and flash_attn's when installed, on the same shapes; without torch the baselines are skipped and the JSON says why.
+
+Writes DIR/bench.json and DIR/bench.csv (with --plots also the SVGs and results-table.md). Exit status 1 when a stage row failed its check or errored.";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CausalSweep {
+    Off,
+    On,
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Stages to run, e.g. 3,4,5 (default: every stage in the table this GPU can run).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub stages: Option<Vec<u32>>,
+    /// Sequence lengths (default 512,1024,2048,4096,8192,16384; --quick: 1024,4096).
+    #[arg(long, value_delimiter = ',', value_name = "S,...")]
+    pub seqlens: Option<Vec<usize>>,
+    /// Head dims (default 64,128; --quick: 128).
+    #[arg(long, value_delimiter = ',', value_name = "D,...")]
+    pub dims: Option<Vec<usize>>,
+    /// Causal mask: off, on or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub causal: CausalSweep,
+    /// A small sweep: seqlens 1024,4096 and head dim 128 (flags given explicitly win).
+    #[arg(long)]
+    pub quick: bool,
+    /// Also time PyTorch SDPA (flash, cuDNN, efficient) and flash_attn on the same shapes.
+    #[arg(long)]
+    pub baselines: bool,
+    /// Output folder for bench.json and bench.csv.
+    #[arg(long, value_name = "DIR", default_value = "bench/out")]
+    pub out: PathBuf,
+    /// Also write the plots and results-table.md into the output folder.
+    #[arg(long)]
+    pub plots: bool,
+    /// bf16 or f16.
+    #[arg(long, default_value = "bf16")]
+    pub dtype: DType,
+    /// Shape rule: batch = max(1, TOKENS / seqlen).
+    #[arg(long, default_value_t = 8192)]
+    pub tokens: usize,
+    /// Shape rule: query heads (K/V heads are the same: MHA).
+    #[arg(long, default_value_t = 16)]
+    pub heads: usize,
+    /// Skip rows whose stage needs more fp32 workspace than this (stage 1's S matrix).
+    #[arg(long, default_value_t = 2.0, value_name = "GIB")]
+    pub max_workspace_gib: f64,
+    /// Input seed of every row (default: a fixed one, so runs are repeatable).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the rows the bench would run and skip, then stop (no GPU needed).
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The first stage (the "before").
+    pub a: u32,
+    /// The second stage (the "after").
+    pub b: u32,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Input seed of both runs (default: the bench's fixed seed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -13,6 +13,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Stage(args) => stage(args),
         Command::Info { json } => info(json),
         Command::Resources { stage, arch, json } => resources(stage, arch.as_deref(), json),
+        Command::Bench(args) => crate::bench::run(&args.config()),
+        Command::Plots { from, out } => plots(&from, &out),
+        Command::Compare(args) => compare(args),
+        Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
     }
 }
 
@@ -215,5 +219,47 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
         );
     }
     println!("\nsmem(st) is static __shared__ only; dynamic shared memory is set at launch.");
+    Ok(0)
+}
+
+fn plots(from: &std::path::Path, out: &std::path::Path) -> Result<i32> {
+    let results = crate::bench::BenchResults::read(from)?;
+    for path in crate::bench::plots::write_all(&results, out)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(0)
+}
+
+fn compare(args: crate::cli::CompareArgs) -> Result<i32> {
+    let problem = args.shape.problem();
+    let seed = args.seed.unwrap_or(crate::bench::DEFAULT_SEED);
+    let c = crate::bench::compare::compare(args.a, args.b, &problem, seed)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", crate::bench::compare::render(&c));
+    }
+    let failed = [&c.a, &c.b]
+        .iter()
+        .any(|s| s.report.check.as_ref().is_some_and(|ch| !ch.passed));
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn dump_fatbin(stage: u32, out: &std::path::Path) -> Result<i32> {
+    let info = find(stage).map_err(anyhow::Error::msg)?.info();
+    if let Some(reason) = info.kernels.not_compiled_reason() {
+        anyhow::bail!(
+            "stage {}'s kernels were not compiled: {reason}",
+            info.label()
+        );
+    }
+    std::fs::write(out, info.kernels.fatbin)
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+    eprintln!(
+        "stage {}: {} bytes of fatbin in {}",
+        info.label(),
+        info.kernels.fatbin.len(),
+        out.display()
+    );
     Ok(0)
 }

@@ -1,0 +1,163 @@
+//! The baselines: `bench/baselines.py` (embedded in the binary, so the GPU bundle needs no
+//! extra file) run with python3 and torch, its JSON Lines read back as bench rows.
+
+use super::Ctx as _;
+use super::{Progress, Row, RowKind, Shape};
+use anyhow::{Result, bail};
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// The script, as committed under `bench/`.
+pub const SCRIPT: &str = include_str!("../../bench/baselines.py");
+
+/// A python that imports torch and sees a CUDA GPU, and the script to give it.
+#[derive(Clone, Debug)]
+pub struct Python {
+    pub exe: String,
+    pub torch: String,
+    /// `FLASHLAB_BASELINES_PY`, or `None` to use the embedded copy.
+    pub script: Option<PathBuf>,
+}
+
+/// The python to use: `FLASHLAB_PYTHON`, else `python3`.
+pub fn python_exe() -> String {
+    std::env::var("FLASHLAB_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Finds python3 with torch and a CUDA device; the error says which part is missing.
+pub fn probe() -> std::result::Result<Python, String> {
+    let exe = python_exe();
+    let probe = "import torch, sys; print(torch.__version__); sys.exit(0 if torch.cuda.is_available() else 7)";
+    let out = match Command::new(&exe).args(["-c", probe]).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "{exe} was not found (install python3 with torch, or set FLASHLAB_PYTHON)"
+            ));
+        }
+        Err(e) => return Err(format!("could not run {exe}: {e}")),
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => Ok(Python {
+            exe,
+            torch: stdout,
+            script: std::env::var_os("FLASHLAB_BASELINES_PY").map(PathBuf::from),
+        }),
+        Some(7) => Err(format!(
+            "torch {stdout} is installed but sees no CUDA GPU (torch.cuda.is_available() is False)"
+        )),
+        _ => Err(format!(
+            "{exe} cannot import torch: {}",
+            last_line(&stderr).unwrap_or("no error message")
+        )),
+    }
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty())
+}
+
+/// Runs the script on `shapes`; returns what it reported about its environment and its
+/// rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one convention for all).
+pub fn run(python: &Python, shapes: &[Shape]) -> Result<(serde_json::Value, Vec<Row>)> {
+    let dir = std::env::temp_dir().join(format!("flashlab-baselines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
+    let shapes_path = dir.join("shapes.json");
+    std::fs::write(&shapes_path, serde_json::to_string(shapes)?)
+        .ctx(|| format!("writing {}", shapes_path.display()))?;
+    let script = match &python.script {
+        Some(p) => p.clone(),
+        None => {
+            let p = dir.join("baselines.py");
+            std::fs::write(&p, SCRIPT).ctx(|| format!("writing {}", p.display()))?;
+            p
+        }
+    };
+    let device = std::env::var("FLASHLAB_DEVICE").unwrap_or_else(|_| "0".into());
+    eprintln!(
+        "baselines: {} {} (torch {}) on {} shapes",
+        python.exe,
+        script.display(),
+        python.torch,
+        shapes.len()
+    );
+    let mut child = Command::new(&python.exe)
+        .arg(&script)
+        .arg("--shapes-json")
+        .arg(&shapes_path)
+        .args(["--device", &device])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ctx(|| format!("starting {}", python.exe))?;
+
+    // Collect stderr on a thread (torch may warn a lot) so neither pipe can fill up.
+    let mut stderr = child.stderr.take().ctx(|| "python's stderr")?;
+    let stderr_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let stdout = child.stdout.take().ctx(|| "python's stdout")?;
+    let (env, rows) = read_lines(BufReader::new(stdout));
+    let status = child.wait().ctx(|| "waiting for python")?;
+    let stderr = stderr_thread.join().unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() {
+        let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        bail!(
+            "bench/baselines.py exited with {status} after {} rows:\n{}",
+            rows.len(),
+            tail.join("\n")
+        );
+    }
+    Ok((env?, rows))
+}
+
+/// Reads the script's JSON Lines: one meta line, then rows. Lines that are not JSON
+/// (a library printing to stdout) are passed on to stderr, not fatal.
+pub fn read_lines(reader: impl BufRead) -> (Result<serde_json::Value>, Vec<Row>) {
+    let mut meta = None;
+    let mut rows = Vec::new();
+    let mut progress: Option<Progress> = None;
+    for line in reader.lines() {
+        let Ok(line) = line else { break };
+        let value: serde_json::Value = match serde_json::from_str(&line) {
+            Ok(v) => v,
+            Err(_) => {
+                if !line.trim().is_empty() {
+                    eprintln!("baselines.py: {line}");
+                }
+                continue;
+            }
+        };
+        match value.get("kind").and_then(|k| k.as_str()) {
+            Some("meta") => {
+                let planned = value.get("planned").and_then(|p| p.as_u64()).unwrap_or(0);
+                progress = Some(Progress::new(planned, "baselines"));
+                meta = Some(value);
+            }
+            Some("baseline") => match serde_json::from_value::<Row>(value) {
+                Ok(row) if row.kind == RowKind::Baseline => {
+                    if let Some(p) = &progress {
+                        p.finish_row(&row);
+                    }
+                    rows.push(row);
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("baselines.py: a row did not parse ({e}): {line}"),
+            },
+            _ => eprintln!("baselines.py: {line}"),
+        }
+    }
+    if let Some(p) = &progress {
+        p.done();
+    }
+    let meta = meta.ctx(|| "bench/baselines.py printed no meta line (did it start?)");
+    (meta, rows)
+}

@@ -1,0 +1,703 @@
+//! Plots (SVG, via plotters) and the markdown results table, from a `bench.json`.
+//!
+//! Only rows that were timed and passed their check are drawn. Output depends on the
+//! JSON alone, so regenerating from a committed run of record gives identical files.
+
+use super::Ctx as _;
+use super::{BenchResults, Row, RowKind};
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+const PANEL_W: u32 = 720;
+/// Width of the legend column right of each chart (so it never covers a line).
+const LEGEND_W: u32 = 150;
+const PANEL_H: u32 = 420;
+const TITLE_H: u32 = 36;
+
+/// One line of a chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub color: RGBColor,
+    pub baseline: bool,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Stage colors by stage number (1-based), so a stage keeps its color across figures.
+const STAGE_COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(127, 127, 127),
+];
+
+fn baseline_color(name: &str) -> RGBColor {
+    match name {
+        "sdpa-flash" => RGBColor(0, 0, 0),
+        "sdpa-cudnn" => RGBColor(90, 90, 90),
+        "sdpa-efficient" => RGBColor(160, 160, 160),
+        "flash-attn" => RGBColor(120, 0, 60),
+        "flash-attn-3" => RGBColor(200, 0, 120),
+        _ => RGBColor(60, 60, 120),
+    }
+}
+
+fn row_color(r: &Row) -> RGBColor {
+    match (r.kind, r.stage) {
+        (RowKind::Stage, Some(n)) => STAGE_COLORS[(n.max(1) as usize - 1) % STAGE_COLORS.len()],
+        _ => baseline_color(&r.name),
+    }
+}
+
+/// Series order: stages by number, then baselines by name.
+fn sort_key(r: &Row) -> (u8, u32, String) {
+    match r.kind {
+        RowKind::Stage => (0, r.stage.unwrap_or(0), r.name.clone()),
+        RowKind::Baseline => (1, 0, r.name.clone()),
+    }
+}
+
+/// One series per row name of the selected plottable rows, y chosen by `value`.
+pub fn series_of(
+    rows: &[Row],
+    select: impl Fn(&Row) -> bool,
+    value: impl Fn(&Row) -> Option<f64>,
+) -> Vec<Series> {
+    let mut by_name: BTreeMap<(u8, u32, String), Series> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.plottable() && select(r)) {
+        let Some(y) = value(r).filter(|y| y.is_finite()) else {
+            continue;
+        };
+        by_name
+            .entry(sort_key(r))
+            .or_insert_with(|| Series {
+                label: r.name.clone(),
+                color: row_color(r),
+                baseline: r.kind == RowKind::Baseline,
+                points: Vec::new(),
+            })
+            .points
+            .push((r.seqlen as f64, y));
+    }
+    by_name
+        .into_values()
+        .map(|mut s| {
+            s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            s
+        })
+        .collect()
+}
+
+/// Speedup of each stage over the previous stage present, at each shape both ran.
+pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series> {
+    let stages: BTreeMap<u32, Vec<&Row>> = rows
+        .iter()
+        .filter(|r| {
+            r.kind == RowKind::Stage
+                && r.plottable()
+                && r.head_dim == head_dim
+                && r.causal == causal
+        })
+        .fold(BTreeMap::new(), |mut m, r| {
+            m.entry(r.stage.unwrap_or(0))
+                .or_insert_with(Vec::new)
+                .push(r);
+            m
+        });
+    let numbers: Vec<u32> = stages.keys().copied().collect();
+    let mut out = Vec::new();
+    for pair in numbers.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let mut points: Vec<(f64, f64)> = stages[&b]
+            .iter()
+            .filter_map(|rb| {
+                let ra = stages[&a].iter().find(|ra| ra.seqlen == rb.seqlen)?;
+                Some((rb.seqlen as f64, rb.tflops? / ra.tflops?))
+            })
+            .filter(|(_, s)| s.is_finite() && *s > 0.0)
+            .collect();
+        points.sort_by(|p, q| p.0.total_cmp(&q.0));
+        if !points.is_empty() {
+            out.push(Series {
+                label: format!("stage {b} over {a}"),
+                color: STAGE_COLORS[(b.max(1) as usize - 1) % STAGE_COLORS.len()],
+                baseline: false,
+                points,
+            });
+        }
+    }
+    out
+}
+
+/// The y axis of a panel.
+#[derive(Clone, Copy, Debug)]
+enum YAxis {
+    /// Linear from 0 to at least `max`.
+    Linear { max: f64 },
+    /// A log2 axis spanning `lo..hi` (values, not exponents), ticks at powers of two, the
+    /// labels ending in `suffix`; `unit_line` draws a line at 1 (for ratios).
+    Log2 {
+        lo: f64,
+        hi: f64,
+        suffix: &'static str,
+        unit_line: bool,
+    },
+}
+
+struct Panel<'a> {
+    title: String,
+    y_desc: &'a str,
+    series: Vec<Series>,
+    y: YAxis,
+}
+
+fn x_range(rows: &[Row]) -> (f64, f64) {
+    let seqlens = rows.iter().map(|r| r.seqlen as f64);
+    let lo = seqlens.clone().fold(f64::INFINITY, f64::min);
+    let hi = seqlens.fold(0.0f64, f64::max);
+    if !lo.is_finite() || hi <= 0.0 {
+        return (8.75, 14.25);
+    }
+    (lo.log2() - 0.25, hi.log2() + 0.25)
+}
+
+fn plot_err<E: std::error::Error + Send + Sync + 'static>(
+    e: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
+    anyhow!("drawing: {e}")
+}
+
+fn draw_panel(
+    area: &DrawingArea<SVGBackend, Shift>,
+    panel: &Panel,
+    (x_lo, x_hi): (f64, f64),
+) -> Result<()> {
+    let (y_lo, y_hi) = match panel.y {
+        YAxis::Linear { max } => (0.0, nice_ceiling(max * 1.05)),
+        YAxis::Log2 { lo, hi, .. } => (
+            lo.max(1e-9).log2().floor() - 0.1,
+            hi.max(lo.max(1e-9) * 2.0).log2().ceil() + 0.1,
+        ),
+    };
+    let to_y = |v: f64| match panel.y {
+        YAxis::Linear { .. } => v,
+        YAxis::Log2 { .. } => v.max(1e-9).log2(),
+    };
+    let (w, _) = area.dim_in_pixel();
+    let (plot_area, legend_area) = area.split_horizontally(w.saturating_sub(LEGEND_W));
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(&panel.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x_lo..x_hi, y_lo..y_hi)
+        .map_err(plot_err)?;
+    let x_fmt = |x: &f64| {
+        if (x - x.round()).abs() < 1e-6 {
+            format!("{}", 2f64.powi(x.round() as i32) as u64)
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |y: &f64| match panel.y {
+        YAxis::Linear { .. } => trim_float(*y),
+        YAxis::Log2 { suffix, .. } if (y - y.round()).abs() < 1e-6 => {
+            format!("{}{suffix}", trim_float(2f64.powi(y.round() as i32)))
+        }
+        YAxis::Log2 { .. } => String::new(),
+    };
+    let x_ticks = ((x_hi - x_lo).round() as usize).max(1) + 1;
+    let y_ticks = match panel.y {
+        YAxis::Linear { .. } => 10,
+        YAxis::Log2 { .. } => ((y_hi - y_lo).round() as usize).max(1) + 1,
+    };
+    chart
+        .configure_mesh()
+        .x_labels(x_ticks)
+        .y_labels(y_ticks)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
+        .x_desc("sequence length")
+        .y_desc(panel.y_desc)
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(plot_err)?;
+    if let YAxis::Log2 {
+        unit_line: true, ..
+    } = panel.y
+    {
+        chart
+            .draw_series(LineSeries::new(
+                [(x_lo, 0.0), (x_hi, 0.0)],
+                RGBColor(0, 0, 0).stroke_width(1),
+            ))
+            .map_err(plot_err)?;
+    }
+    for s in &panel.series {
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (x.log2(), to_y(y))).collect();
+        let width = if s.baseline { 1 } else { 2 };
+        chart
+            .draw_series(LineSeries::new(pts.clone(), s.color.stroke_width(width)))
+            .map_err(plot_err)?;
+        if s.baseline {
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|&p| Cross::new(p, 4, s.color.stroke_width(1))),
+                )
+                .map_err(plot_err)?;
+        } else {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, s.color.filled())))
+                .map_err(plot_err)?;
+        }
+    }
+    // The legend, in its own column.
+    for (i, s) in panel.series.iter().enumerate() {
+        let y = 48 + 20 * i as i32;
+        let width = if s.baseline { 1 } else { 2 };
+        legend_area
+            .draw(&PathElement::new(
+                vec![(4, y), (28, y)],
+                s.color.stroke_width(width),
+            ))
+            .map_err(plot_err)?;
+        if s.baseline {
+            legend_area
+                .draw(&Cross::new((16, y), 4, s.color.stroke_width(1)))
+                .map_err(plot_err)?;
+        } else {
+            legend_area
+                .draw(&Circle::new((16, y), 3, s.color.filled()))
+                .map_err(plot_err)?;
+        }
+        legend_area
+            .draw(&Text::new(s.label.clone(), (34, y - 7), ("sans-serif", 13)))
+            .map_err(plot_err)?;
+    }
+    if panel.series.is_empty() {
+        plot_area
+            .draw(&Text::new(
+                "no rows passed",
+                (w as i32 / 2 - 100, PANEL_H as i32 / 2),
+                ("sans-serif", 14),
+            ))
+            .map_err(plot_err)?;
+    }
+    Ok(())
+}
+
+/// A grid of panels with a title, written to `path`.
+fn draw_figure(
+    path: &Path,
+    title: &str,
+    cols: usize,
+    panels: &[Panel],
+    x: (f64, f64),
+) -> Result<()> {
+    let rows = panels.len().div_ceil(cols.max(1)).max(1);
+    let cols = cols.clamp(1, panels.len().max(1));
+    let size = (PANEL_W * cols as u32, PANEL_H * rows as u32 + TITLE_H);
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let body = root.titled(title, ("sans-serif", 20)).map_err(plot_err)?;
+    for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
+        draw_panel(area, panel, x)?;
+    }
+    root.present()
+        .map_err(plot_err)
+        .ctx(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn causal_title(causal: bool) -> &'static str {
+    if causal { "causal" } else { "non-causal" }
+}
+
+fn distinct<T: Ord + Copy>(xs: impl Iterator<Item = T>) -> Vec<T> {
+    let mut v: Vec<T> = xs.collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn figure_subtitle(res: &BenchResults) -> String {
+    let h = &res.header;
+    format!(
+        "{}, {} {}, commit {}",
+        h.device.name,
+        h.sweep.sweep.dtype,
+        h.date_utc.get(..10).unwrap_or(&h.date_utc),
+        short_commit(&h.git_commit)
+    )
+}
+
+/// Writes every figure and the results table into `dir`; returns the paths written.
+pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
+    let rows = &res.rows;
+    let x = x_range(rows);
+    let dims = distinct(rows.iter().map(|r| r.head_dim));
+    let causals = distinct(rows.iter().map(|r| r.causal));
+    let subtitle = figure_subtitle(res);
+    let mut written = Vec::new();
+
+    // TFLOPS against seqlen, one figure per head dim, causal and not side by side, on one
+    // log scale: the stages span three orders of magnitude, and a stage's speedup is the
+    // same vertical step wherever it is.
+    for &d in &dims {
+        let tflops: Vec<f64> = rows
+            .iter()
+            .filter(|r| r.plottable() && r.head_dim == d)
+            .filter_map(|r| r.tflops)
+            .collect();
+        let lo = tflops.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = tflops.iter().copied().fold(1.0f64, f64::max);
+        let panels: Vec<Panel> = causals
+            .iter()
+            .map(|&c| Panel {
+                title: format!("head dim {d}, {}", causal_title(c)),
+                y_desc: "TFLOPS (log scale)",
+                series: series_of(rows, |r| r.head_dim == d && r.causal == c, |r| r.tflops),
+                y: YAxis::Log2 {
+                    lo: if lo.is_finite() { lo } else { 1.0 },
+                    hi,
+                    suffix: "",
+                    unit_line: false,
+                },
+            })
+            .collect();
+        let path = dir.join(format!("tflops-d{d}.svg"));
+        draw_figure(
+            &path,
+            &format!("Forward TFLOPS, head dim {d} ({subtitle})"),
+            2,
+            &panels,
+            x,
+        )?;
+        written.push(path);
+    }
+
+    // Percent of the measured cuBLAS GEMM speed of light.
+    if let Some(gemm) = res.header.speed_of_light.gemm_tflops {
+        let max = rows
+            .iter()
+            .filter(|r| r.plottable())
+            .filter_map(|r| r.sol_percent)
+            .fold(10.0f64, f64::max);
+        let mut panels = Vec::new();
+        for &d in &dims {
+            for &c in &causals {
+                panels.push(Panel {
+                    title: format!("head dim {d}, {}", causal_title(c)),
+                    y_desc: "% of cuBLAS GEMM",
+                    series: series_of(
+                        rows,
+                        |r| r.head_dim == d && r.causal == c,
+                        |r| r.sol_percent,
+                    ),
+                    y: YAxis::Linear {
+                        max: max.clamp(10.0, 100.0),
+                    },
+                });
+            }
+        }
+        let path = dir.join("sol-percent.svg");
+        draw_figure(
+            &path,
+            &format!(
+                "Percent of the measured speed of light: cuBLAS bf16 GEMM {gemm:.0} TFLOPS ({subtitle})"
+            ),
+            causals.len(),
+            &panels,
+            x,
+        )?;
+        written.push(path);
+    }
+
+    // Stage-to-stage speedups.
+    let mut panels = Vec::new();
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    for &d in &dims {
+        for &c in &causals {
+            let series = speedup_series(rows, d, c);
+            for s in &series {
+                for &(_, v) in &s.points {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+            panels.push((d, c, series));
+        }
+    }
+    if panels.iter().any(|(_, _, s)| !s.is_empty()) {
+        let panels: Vec<Panel> = panels
+            .into_iter()
+            .map(|(d, c, series)| Panel {
+                title: format!("head dim {d}, {}", causal_title(c)),
+                y_desc: "speedup",
+                series,
+                y: YAxis::Log2 {
+                    lo,
+                    hi,
+                    suffix: "x",
+                    unit_line: true,
+                },
+            })
+            .collect();
+        let path = dir.join("speedups.svg");
+        draw_figure(
+            &path,
+            &format!("Each stage over the one before ({subtitle})"),
+            causals.len(),
+            &panels,
+            x,
+        )?;
+        written.push(path);
+    }
+
+    let table = dir.join("results-table.md");
+    std::fs::write(&table, results_table(res)).ctx(|| format!("writing {}", table.display()))?;
+    written.push(table);
+    Ok(written)
+}
+
+/// The markdown the results chapter includes: where the run was made, then one table
+/// per (head dim, causal) with TFLOPS and % of the GEMM speed of light per column.
+pub fn results_table(res: &BenchResults) -> String {
+    let h = &res.header;
+    let mut out = String::new();
+    let sol = match h.speed_of_light.gemm_tflops {
+        Some(t) => format!(
+            "cuBLAS bf16 GEMM {t:.0} TFLOPS, copy {:.0} GB/s",
+            h.speed_of_light.copy_gb_per_s
+        ),
+        None => format!(
+            "copy {:.0} GB/s; GEMM not measured ({})",
+            h.speed_of_light.copy_gb_per_s,
+            h.speed_of_light
+                .gemm_skipped
+                .as_deref()
+                .unwrap_or("unknown")
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "Measured on **{}** (compute capability {}, {} SMs, SM clock up to {} MHz, memory {} MHz, driver {}) on {}, flashlab commit `{}`.\n",
+        h.device.name,
+        h.device.compute_capability,
+        h.device.multiprocessors,
+        h.device.sm_clock_mhz,
+        h.device.memory_clock_mhz,
+        h.device.driver_version,
+        h.date_utc,
+        short_commit(&h.git_commit),
+    );
+    let _ = writeln!(
+        out,
+        "Speed of light: {sol}. Shapes: {}. FLOPs: {}. Cells: TFLOPS (percent of the GEMM figure); `-` not run, `FAIL` failed its check, `err` failed to run (the JSON says why).\n",
+        h.sweep.shape_rule, h.sweep.flop_rule
+    );
+    let env = |key: &str| {
+        h.baselines
+            .environment
+            .as_ref()
+            .and_then(|e| e.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let baselines = match h.baselines.status.as_str() {
+        "ran" => {
+            let mut missing: Vec<&str> = res
+                .rows
+                .iter()
+                .filter(|r| r.kind == RowKind::Baseline)
+                .map(|r| r.name.as_str())
+                .filter(|n| {
+                    res.rows
+                        .iter()
+                        .filter(|r| r.name == *n)
+                        .all(|r| r.status == super::Status::Skipped)
+                })
+                .collect();
+            missing.sort();
+            missing.dedup();
+            format!(
+                "Baselines ran in the same bench run (PyTorch {}, CUDA {}){}",
+                env("torch").unwrap_or_else(|| "?".into()),
+                env("cuda").unwrap_or_else(|| "?".into()),
+                if missing.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not available there: {}", missing.join(", "))
+                }
+            )
+        }
+        "skipped" => format!(
+            "Baselines were skipped: {}",
+            h.baselines
+                .reason
+                .as_deref()
+                .unwrap_or("no reason recorded")
+        ),
+        _ => "Baselines were not requested".to_string(),
+    };
+    let _ = writeln!(out, "{baselines}.\n");
+
+    let mut names: Vec<(u8, u32, String)> = res.rows.iter().map(sort_key).collect();
+    names.sort();
+    names.dedup();
+    let dims = distinct(res.rows.iter().map(|r| r.head_dim));
+    let causals = distinct(res.rows.iter().map(|r| r.causal));
+    for &d in &dims {
+        for &c in &causals {
+            let rows: Vec<&Row> = res
+                .rows
+                .iter()
+                .filter(|r| r.head_dim == d && r.causal == c)
+                .collect();
+            if rows.is_empty() {
+                continue;
+            }
+            // Stages always get a column (a skip is news); a baseline only where it ran.
+            let cols: Vec<&(u8, u32, String)> = names
+                .iter()
+                .filter(|k| {
+                    rows.iter()
+                        .any(|r| r.name == k.2 && (k.0 == 0 || r.status != super::Status::Skipped))
+                })
+                .collect();
+            let _ = writeln!(out, "#### Head dim {d}, {}\n", causal_title(c));
+            let _ = write!(out, "| seqlen | batch x heads |");
+            for k in &cols {
+                let _ = write!(out, " {} |", k.2);
+            }
+            let _ = write!(out, "\n|---:|---:|");
+            for _ in &cols {
+                let _ = write!(out, "---:|");
+            }
+            out.push('\n');
+            for s in distinct(rows.iter().map(|r| r.seqlen)) {
+                let first = rows.iter().find(|r| r.seqlen == s);
+                let bh = first
+                    .map(|r| format!("{} x {}", r.batch, r.heads))
+                    .unwrap_or_default();
+                let _ = write!(out, "| {s} | {bh} |");
+                for k in &cols {
+                    let cell = rows
+                        .iter()
+                        .find(|r| r.seqlen == s && r.name == k.2)
+                        .map(|r| cell(r))
+                        .unwrap_or_else(|| "-".into());
+                    let _ = write!(out, " {cell} |");
+                }
+                out.push('\n');
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn cell(r: &Row) -> String {
+    use super::Status;
+    match r.status {
+        Status::Ok => match (r.tflops, r.sol_percent) {
+            (Some(t), Some(p)) if p < 10.0 => format!("{} ({p:.1}%)", sig3(t)),
+            (Some(t), Some(p)) => format!("{} ({p:.0}%)", sig3(t)),
+            (Some(t), None) => sig3(t),
+            _ => "-".into(),
+        },
+        Status::CheckFailed => "FAIL".into(),
+        Status::Error => "err".into(),
+        Status::Skipped => "-".into(),
+    }
+}
+
+/// Three significant figures without exponent: 0.512, 5.47, 54.7, 547, 5470.
+fn sig3(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn short_commit(c: &str) -> String {
+    let base = c.trim_end_matches("-dirty");
+    let short: String = base.chars().take(12).collect();
+    if base.len() < c.len() {
+        format!("{short}-dirty")
+    } else {
+        short
+    }
+}
+
+fn trim_float(x: f64) -> String {
+    let s = format!("{x:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// A round number at or above `x` (1, 2 or 5 times a power of ten).
+fn nice_ceiling(x: f64) -> f64 {
+    if x <= 0.0 || !x.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(x.log10().floor());
+    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
+        if m * p >= x {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(0.9), 1.0);
+        assert_eq!(nice_ceiling(7.3), 8.0);
+        assert_eq!(nice_ceiling(430.0), 500.0);
+        assert_eq!(nice_ceiling(643.0), 800.0);
+        assert_eq!(nice_ceiling(180.0), 200.0);
+        assert_eq!(nice_ceiling(-1.0), 1.0);
+    }
+
+    #[test]
+    fn significant_figures() {
+        assert_eq!(sig3(547.4), "547");
+        assert_eq!(sig3(5.474), "5.47");
+        assert_eq!(sig3(0.5123), "0.512");
+        assert_eq!(trim_float(2.50), "2.5");
+        assert_eq!(trim_float(0.0), "0");
+    }
+
+    #[test]
+    fn commits_are_shortened_but_keep_dirty() {
+        assert_eq!(short_commit("0123456789abcdef0123"), "0123456789ab");
+        assert_eq!(short_commit("unknown"), "unknown");
+        assert_eq!(short_commit("0123456789abcdef-dirty"), "0123456789ab-dirty");
+    }
+}
