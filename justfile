@@ -109,3 +109,29 @@ book-browser:
 
 # Build the book, then check it in headless Chromium (`just test` runs this)
 book-check: book book-browser
+
+# --- Bench, plots, comparisons and profiling (`flashlab bench --help` says everything) ---
+
+# Check and time every stage on the sweep (seqlen 512-16384, d 64/128, causal both): `just bench --baselines --plots`
+bench *FLAGS:
+    cargo run --release --quiet -- bench {{FLAGS}}
+
+# SVG plots and results-table.md from a bench.json (default: the committed run of record, into the book)
+plots from="bench/results/record/bench.json" out="book/src/generated/bench":
+    cargo run --release --quiet -- plots --from {{from}} --out {{out}}
+
+# Two stages side by side on one shape and seed: `just compare 3 4 --seqlen 8192 --causal`
+compare A B *FLAGS:
+    cargo run --release --quiet -- compare {{A}} {{B}} {{FLAGS}}
+
+# Nsight Compute summary of stage N's kernels (tensor pipe, shared-memory wavefronts, occupancy, DRAM, stalls)
+ncu N *FLAGS:
+    cargo build --release --quiet --bin flashlab
+    cp scripts/bundle/ncu.sh target/release/
+    target/release/ncu.sh {{N}} {{FLAGS}}
+
+# Stage N's SASS with counts of HMMA/HGMMA, LDSM, LDGSTS, FFMA, MUFU... per kernel (CUOBJDUMP=... to choose one)
+sass N *FLAGS:
+    cargo build --release --quiet --bin flashlab
+    cp scripts/bundle/sass.sh target/release/
+    target/release/sass.sh {{N}} {{FLAGS}}

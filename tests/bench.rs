@@ -1,0 +1,557 @@
+//! The bench without a GPU: the sweep and its skips, rows, JSON and CSV round trips,
+//! plots and the results table from fixture data, the baselines' JSON Lines, and the
+//! counting/summary parts of `sass.sh` and `ncu.sh` on real (trimmed) tool output.
+
+use flashlab::bench::{
+    self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Shape, Status, Sweep, baselines, plots,
+};
+use flashlab::stages::find;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Made-up numbers with every row status (ok, skipped, check-failed) and a CSV-hostile reason.
+const SMALL: &str = include_str!("fixtures/bench-small.json");
+/// Real rows of an H200 run (seqlen 1024 and 4096, head dim 128).
+const H200: &str = include_str!("fixtures/bench-h200-subset.json");
+
+fn small() -> BenchResults {
+    serde_json::from_str(SMALL).expect("fixture parses")
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("flashlab-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn default_sweep() -> Sweep {
+    Sweep {
+        seqlens: bench::DEFAULT_SEQLENS.to_vec(),
+        dims: bench::DEFAULT_DIMS.to_vec(),
+        causal: vec![false, true],
+        dtype: "bf16".into(),
+        tokens: bench::DEFAULT_TOKENS,
+        heads: bench::DEFAULT_HEADS,
+    }
+}
+
+#[test]
+fn the_default_sweep_follows_the_shape_rule() {
+    let shapes = default_sweep().shapes();
+    assert_eq!(shapes.len(), 6 * 2 * 2);
+    for s in &shapes {
+        assert_eq!(s.heads, 16);
+        assert_eq!(s.batch, (8192 / s.seqlen).max(1), "{}", s.label());
+        // Every shape is valid for the harness (no 32-bit overflow, no zero sizes).
+        s.problem().unwrap().validate().unwrap();
+    }
+    assert_eq!((shapes[0].batch, shapes[0].seqlen), (16, 512));
+    assert_eq!((shapes[5].batch, shapes[5].seqlen), (1, 16384));
+    bench::validate_sweep(&default_sweep()).unwrap();
+}
+
+#[test]
+fn bad_sweeps_are_refused_before_any_gpu_work() {
+    let mut s = default_sweep();
+    s.seqlens.clear();
+    assert!(
+        bench::validate_sweep(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("empty")
+    );
+    let mut s = default_sweep();
+    s.dtype = "fp8".into();
+    assert!(
+        bench::validate_sweep(&s)
+            .unwrap_err()
+            .to_string()
+            .contains("bf16")
+    );
+    let mut s = default_sweep();
+    s.seqlens = vec![1 << 22];
+    s.tokens = 1 << 24;
+    let err = format!("{:#}", bench::validate_sweep(&s).unwrap_err());
+    assert!(err.contains("32-bit"), "{err}");
+    assert!(bench::select_stages(Some(&[99])).is_err());
+    assert!(bench::select_stages(Some(&[])).is_err());
+    let picked = bench::select_stages(Some(&[2, 1, 2])).unwrap();
+    let numbers: Vec<u32> = picked.iter().map(|s| s.info().number).collect();
+    assert_eq!(numbers, [2, 1]);
+}
+
+#[test]
+fn stage_one_is_skipped_past_4096_and_says_how_much_memory() {
+    let naive = find(1).unwrap();
+    let mut shape = Shape {
+        batch: 1,
+        heads: 16,
+        seqlen: 8192,
+        head_dim: 128,
+        causal: false,
+        dtype: "bf16".into(),
+    };
+    match bench::plan_row(naive, &shape, bench::DEFAULT_MAX_WORKSPACE_GIB) {
+        Plan::Skip(why) => assert!(why.contains("needs 4.0 GiB"), "{why}"),
+        Plan::Run => panic!("stage 1 at 8192 should be skipped"),
+    }
+    shape.seqlen = 4096;
+    shape.batch = 2;
+    assert_eq!(
+        bench::plan_row(naive, &shape, bench::DEFAULT_MAX_WORKSPACE_GIB),
+        Plan::Run
+    );
+    // A head dim the stage was not written for is a skip with the stage's own reason.
+    shape.head_dim = 96;
+    match bench::plan_row(naive, &shape, 100.0) {
+        Plan::Skip(why) => assert!(why.contains("head dim 96"), "{why}"),
+        Plan::Run => panic!("head dim 96 should be skipped"),
+    }
+    // Stage 2 has no workspace: it runs at every length.
+    shape.head_dim = 128;
+    shape.seqlen = 16384;
+    shape.batch = 1;
+    assert_eq!(bench::plan_row(find(2).unwrap(), &shape, 0.0), Plan::Run);
+}
+
+#[test]
+fn the_plan_is_printed_without_a_gpu() {
+    let config = bench::BenchConfig {
+        sweep: default_sweep(),
+        stages: Some(vec![1, 2]),
+        baselines: true,
+        out: PathBuf::from("unused"),
+        plots: false,
+        seed: bench::DEFAULT_SEED,
+        max_workspace_gib: bench::DEFAULT_MAX_WORKSPACE_GIB,
+        dry_run: true,
+    };
+    let plan = bench::describe_plan(&config).unwrap();
+    assert!(plan.contains("40 stage rows to run, 8 skipped"), "{plan}");
+    assert!(
+        plan.contains("on 24 shapes if python3 with torch is found"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn json_round_trips_exactly() {
+    for text in [SMALL, H200] {
+        let results: BenchResults = serde_json::from_str(text).unwrap();
+        let again: BenchResults = serde_json::from_str(&results.to_json().unwrap()).unwrap();
+        assert_eq!(results, again);
+    }
+}
+
+#[test]
+fn csv_round_trips_every_field() {
+    let results = small();
+    let csv = results.to_csv();
+    let records = bench::parse_csv(&csv).unwrap();
+    assert_eq!(records[0], CSV_COLUMNS);
+    assert_eq!(records.len(), results.rows.len() + 1);
+    let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
+    for (rec, row) in records[1..].iter().zip(&results.rows) {
+        assert_eq!(rec.len(), CSV_COLUMNS.len());
+        assert_eq!(rec[col("name")], row.name);
+        assert_eq!(rec[col("status")], row.status.name());
+        assert_eq!(rec[col("seqlen")].parse::<usize>().unwrap(), row.seqlen);
+        assert_eq!(rec[col("reason")], row.reason.clone().unwrap_or_default());
+        assert_eq!(rec[col("gpu")], results.header.device.name);
+        // Floats are written in Rust's shortest round-trip form: they read back exactly.
+        let tflops = rec[col("tflops")].parse::<f64>().ok();
+        assert_eq!(tflops, row.tflops);
+    }
+    // The reason with a comma and quotes survived quoting.
+    assert!(
+        records
+            .iter()
+            .any(|r| r[col("reason")].contains("\"quoted\", with comma"))
+    );
+    assert!(bench::parse_csv("a,\"b").is_err());
+}
+
+#[test]
+fn written_files_read_back() {
+    let dir = temp_dir("write");
+    let results = small();
+    let (json, csv) = results.write(&dir).unwrap();
+    assert_eq!(BenchResults::read(&json).unwrap(), results);
+    assert!(
+        std::fs::read_to_string(csv)
+            .unwrap()
+            .starts_with("kind,name,stage")
+    );
+    // A file that is not a bench JSON says so, with the cause.
+    std::fs::write(dir.join("bad.json"), "{}").unwrap();
+    let err = BenchResults::read(&dir.join("bad.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("not a flashlab bench JSON") && err.contains("missing field"),
+        "{err}"
+    );
+    let err = BenchResults::read(&dir.join("absent.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("reading") && err.contains("absent.json"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn derived_numbers_use_the_harness_flop_count() {
+    let results = small();
+    for row in &results.rows {
+        let mut again = row.clone();
+        again.tflops = None;
+        again.fill_derived(results.header.speed_of_light.gemm_tflops);
+        let p = row.shape().problem().unwrap();
+        assert!((again.gflop - p.flops() / 1e9).abs() < 1e-9);
+        match (row.tflops, again.tflops) {
+            (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-9 * a, "{a} vs {b}"),
+            (None, None) => {}
+            other => panic!("{other:?}"),
+        }
+        if let (Some(t), Some(pct)) = (again.tflops, again.sol_percent) {
+            assert!((pct - 100.0 * t / 795.0).abs() < 1e-9);
+        }
+    }
+    // Causal counts seqlen * (seqlen + 1) / 2 pairs, exactly as bench/baselines.py does.
+    let shape = Shape {
+        batch: 2,
+        heads: 16,
+        seqlen: 4096,
+        head_dim: 64,
+        causal: true,
+        dtype: "bf16".into(),
+    };
+    let row = Row::new(RowKind::Baseline, "x", None, &shape);
+    assert_eq!(
+        row.gflop * 1e9,
+        4.0 * 2.0 * 16.0 * 64.0 * 4096.0 * 4097.0 / 2.0
+    );
+}
+
+#[test]
+fn only_rows_that_passed_are_plotted() {
+    let results = small();
+    let series = plots::series_of(
+        &results.rows,
+        |r| r.head_dim == 64 && r.causal,
+        |r| r.tflops,
+    );
+    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+    // Stages first by number, then baselines; the never-available flash-attn is absent.
+    assert_eq!(
+        labels,
+        [
+            "1-naive",
+            "2-online-softmax",
+            "3-tensor-cores",
+            "sdpa-flash"
+        ]
+    );
+    let points = |name: &str| {
+        series
+            .iter()
+            .find(|s| s.label == name)
+            .unwrap()
+            .points
+            .len()
+    };
+    assert_eq!(points("1-naive"), 1, "the skipped 4096 row is not drawn");
+    assert_eq!(
+        points("3-tensor-cores"),
+        1,
+        "the check-failed row is not drawn"
+    );
+    assert_eq!(points("2-online-softmax"), 2);
+    let speedups = plots::speedup_series(&results.rows, 128, false);
+    assert_eq!(speedups.len(), 2);
+    assert_eq!(speedups[0].label, "stage 2 over 1");
+    let (_, s) = speedups[0].points[0];
+    assert!((s - 4.9 / 1.1).abs() < 1e-3, "{s}");
+}
+
+#[test]
+fn plots_are_written_and_deterministic() {
+    for (name, text) in [("small", SMALL), ("h200", H200)] {
+        let results: BenchResults = serde_json::from_str(text).unwrap();
+        let (a, b) = (
+            temp_dir(&format!("plots-a-{name}")),
+            temp_dir(&format!("plots-b-{name}")),
+        );
+        let written = plots::write_all(&results, &a).unwrap();
+        plots::write_all(&results, &b).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        for expected in ["sol-percent.svg", "speedups.svg", "results-table.md"] {
+            assert!(names.iter().any(|n| n == expected), "{names:?}");
+        }
+        assert!(names.iter().any(|n| n == "tflops-d128.svg"), "{names:?}");
+        for n in &names {
+            let (x, y) = (
+                std::fs::read(a.join(n)).unwrap(),
+                std::fs::read(b.join(n)).unwrap(),
+            );
+            assert_eq!(x, y, "{n} differs between two runs");
+            if n.ends_with(".svg") {
+                let svg = String::from_utf8(x).unwrap();
+                assert!(svg.starts_with("<svg"), "{n}");
+                assert!(svg.contains("sequence length"), "{n}");
+            }
+        }
+        let tflops = std::fs::read_to_string(a.join("tflops-d128.svg")).unwrap();
+        assert!(tflops.contains("sdpa-flash") && tflops.contains("2-online-softmax"));
+        std::fs::remove_dir_all(a).unwrap();
+        std::fs::remove_dir_all(b).unwrap();
+    }
+}
+
+#[test]
+fn the_results_table_marks_failures_and_skips() {
+    let table = plots::results_table(&small());
+    assert!(table.contains("#### Head dim 64, causal"), "{table}");
+    assert!(
+        table.contains(
+            "| seqlen | batch x heads | 1-naive | 2-online-softmax | 3-tensor-cores | sdpa-flash |"
+        ),
+        "{table}"
+    );
+    assert!(
+        !table.contains("| flash-attn |"),
+        "a baseline that never ran gets no column"
+    );
+    assert!(table.contains("FAIL"));
+    assert!(table.contains("not available there: flash-attn"), "{table}");
+    // 4096 causal, d 64: stage 1 skipped, stage 3 failed its check.
+    let line = table
+        .lines()
+        .skip_while(|l| !l.contains("Head dim 64, causal"))
+        .find(|l| l.starts_with("| 4096 |"))
+        .unwrap();
+    assert!(line.starts_with("| 4096 | 2 x 16 | - |"), "{line}");
+    assert!(line.contains("| FAIL |"), "{line}");
+    let real = plots::results_table(&serde_json::from_str(H200).unwrap());
+    assert!(real.contains("**NVIDIA H200**"), "{real}");
+}
+
+#[test]
+fn dates_are_iso_utc() {
+    assert_eq!(bench::format_utc(0), "1970-01-01T00:00:00Z");
+    assert_eq!(bench::format_utc(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(bench::format_utc(1_738_324_800), "2025-01-31T12:00:00Z");
+    assert_eq!(bench::format_utc(4_107_542_399), "2100-02-28T23:59:59Z");
+    assert!(bench::utc_now().ends_with('Z'));
+    assert!(!bench::GIT_COMMIT.is_empty());
+}
+
+#[test]
+fn baseline_json_lines_become_rows() {
+    let lines = r#"{"kind": "meta", "torch": "2.11.0", "planned": 2}
+a library printing to stdout
+{"kind": "baseline", "name": "sdpa-flash", "stage": null, "batch": 2, "heads": 16, "seqlen": 4096, "head_dim": 128, "causal": true, "dtype": "bf16", "status": "ok", "reason": null, "median_ms": 0.5, "min_ms": 0.49, "iterations": 200, "gflop": 1.0, "tflops": 2.0, "sol_percent": null, "max_abs_error": 0.002, "error_bound": 0.09, "check_passed": true}
+{"kind": "baseline", "name": "flash-attn", "batch": 2, "heads": 16, "seqlen": 4096, "head_dim": 128, "causal": true, "dtype": "bf16", "status": "skipped", "reason": "flash_attn is not importable"}
+"#;
+    let (meta, rows) = baselines::read_lines(Cursor::new(lines));
+    assert_eq!(meta.unwrap()["torch"], "2.11.0");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].status, Status::Ok);
+    assert_eq!(rows[1].status, Status::Skipped);
+    let mut r = rows[0].clone();
+    r.fill_derived(Some(800.0));
+    // The script's own FLOPs/TFLOPS are replaced by the harness's count for the shape.
+    let p = r.shape().problem().unwrap();
+    assert!((r.tflops.unwrap() - p.flops() / 0.5e-3 / 1e12).abs() < 1e-9);
+    let (meta, rows) = baselines::read_lines(Cursor::new("not json\n"));
+    assert!(meta.is_err() && rows.is_empty());
+}
+
+#[test]
+fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
+    let on_disk = root().join("bench/baselines.py");
+    let Ok(text) = std::fs::read_to_string(&on_disk) else {
+        eprintln!("skipped: {} not present (GPU bundle)", on_disk.display());
+        return;
+    };
+    assert_eq!(text, baselines::SCRIPT);
+    let Ok(out) = Command::new("python3")
+        .arg(&on_disk)
+        .arg("--self-test")
+        .output()
+    else {
+        eprintln!("skipped: no python3");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs a bundle script from the repository (skipped in the GPU bundle, which has no
+/// fixtures folder) and returns its stdout.
+fn script(name: &str, args: &[&str]) -> Option<String> {
+    let path = root().join("scripts/bundle").join(name);
+    let fixtures = root().join("tests/fixtures");
+    if !path.exists() || !fixtures.exists() {
+        eprintln!(
+            "skipped: {} or the fixtures are not present",
+            path.display()
+        );
+        return None;
+    }
+    let out = Command::new("bash")
+        .arg(&path)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "{name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() {
+    let Some(table) = script(
+        "sass.sh",
+        &["--count", "tests/fixtures/sass-stage5-excerpt.sass"],
+    ) else {
+        return;
+    };
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        [
+            "arch", "kernel", "HMMA", "HGMMA", "LDSM", "LDGSTS", "UTMALDG", "FFMA", "MUFU", "BAR",
+            "SHFL", "LDS", "STS", "LDG", "STG", "total"
+        ]
+    );
+    // Counted separately with a regular expression when the fixture was cut.
+    assert_eq!(
+        lines[1][..5],
+        ["sm_80", "cp_async_w8s3_f16_d128", "44", "0", "33"]
+    );
+    assert_eq!(lines[1][15], "201");
+    assert_eq!(
+        lines[2][..5],
+        ["sm_90a", "cp_async_w8s3_f16_d128", "30", "0", "27"]
+    );
+    assert_eq!(lines[2][15], "157");
+    let only = script(
+        "sass.sh",
+        &[
+            "--count",
+            "tests/fixtures/sass-stage5-excerpt.sass",
+            "--arch",
+            "sm_90a",
+        ],
+    )
+    .unwrap();
+    assert_eq!(only.lines().count(), 2);
+}
+
+#[test]
+fn the_ncu_summary_reads_a_real_raw_export() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let Some(summary) = script(
+        "ncu.sh",
+        &["--summarize", "tests/fixtures/ncu-raw-stage3-h200.csv"],
+    ) else {
+        return;
+    };
+    for expected in [
+        "kernel       tensor_cores_bf16_d128",
+        "174 registers/thread",
+        "49152 B dynamic",
+        "time         0.7080 ms",
+        "HMMA (mma.sync) 7.8%",
+        "8.40M instructions, 16.0 wavefronts each",
+        "117.95M bank conflicts",
+        "achieved 12.32%",
+        "(theoretical 12.5%)",
+        "DRAM 0.79% of peak",
+        "top stalls   short_scoreboard 12.54, long_scoreboard 2.25",
+    ] {
+        assert!(
+            summary.contains(expected),
+            "missing {expected:?} in\n{summary}"
+        );
+    }
+    assert!(
+        !summary.contains("selected 1.00"),
+        "'selected' is not a stall"
+    );
+}
+
+#[test]
+fn without_a_gpu_the_commands_say_so_clearly() {
+    if harness::Gpu::open().is_ok() {
+        eprintln!("skipped: a GPU is present");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_flashlab");
+    let run = |args: &[&str]| Command::new(exe).args(args).output().unwrap();
+    let out = run(&["bench", "--quick", "--out", "/nonexistent-bench-out"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no NVIDIA GPU found") && err.contains("--dry-run"),
+        "{err}"
+    );
+    assert!(!Path::new("/nonexistent-bench-out").exists());
+    let out = run(&["compare", "1", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no NVIDIA GPU found"));
+    // Bad input is refused before looking for a GPU.
+    let out = run(&["compare", "1", "2", "--dim", "96"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("head dim 96"));
+    let out = run(&["bench", "--dry-run", "--quick"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stage rows to run"));
+}
+
+#[test]
+fn dump_fatbin_writes_the_embedded_kernels() {
+    let info = find(2).unwrap().info();
+    if !info.kernels.compiled() {
+        eprintln!("skipped: kernels not compiled");
+        return;
+    }
+    let dir = temp_dir("fatbin");
+    let path = dir.join("s2.fatbin");
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["dump-fatbin", "2", "--out"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), info.kernels.fatbin);
+    std::fs::remove_dir_all(dir).unwrap();
+}
