@@ -27,9 +27,11 @@ resources *ARGS:
     cargo run --release --quiet -- resources {{ARGS}}
 
 # Every test; GPU tests too when a GPU is present (otherwise they show as ignored)
-test:
+test: cuda
     #!/usr/bin/env bash
     set -euo pipefail
+    # `just cuda` guarantees a compiler, so every kernel must have compiled.
+    export FLASHLAB_REQUIRE_KERNELS=1
     if nvidia-smi -L >/dev/null 2>&1; then
         echo "GPU found: running the GPU tests too"
         cargo test --workspace -- --include-ignored

@@ -1,10 +1,13 @@
 // Stage 5, pipelining: stage 4's swizzled tensor-core kernel, with the loads moved off the
 // critical path. K and V tiles arrive through cp.async (global to shared memory without
 // passing through registers) into a ring of NSTAGES slots, so while the warps compute on
-// tile t the copies of tiles t+1 .. t+NSTAGES-1 are already in flight. Also new:
+// tile t the copies of tiles t+1 .. t+NSTAGES-1 are already in flight. K and V of a tile
+// are separate commit groups: S = QK^T and the softmax start as soon as K has landed,
+// while V may still be on its way. Also new:
 //   - ldmatrix.x4 for K and V: one instruction feeds two mma's B fragments
-//   - BLOCK_Q = 128 (8 warps): each K/V tile loaded is reused by twice as many query rows
 //   - the softmax scale is folded into the exponent's FFMA: exp2(s * scale_log2 - m)
+//   - the warp count and ring depth are template parameters; every variant is compiled
+//     and `FLASHLAB_STAGE5=warps,stages` picks one at run time (src/lib.rs)
 // Book: "Stage 5: cp.async pipelining".
 #include <flashlab/common.cuh>
 #include <flashlab/fragments.cuh>
@@ -13,15 +16,15 @@
 
 namespace flashlab {
 
-// Tile configuration per head dim (mirrored in src/lib.rs). Shared memory per block is
-// (BLOCK_Q + 2 * NSTAGES * BLOCK_KV) * D * 2 bytes: 96 KiB at D = 128, 48 KiB at D = 64.
-template <int D>
+// Tile configuration (mirrored in src/lib.rs). Shared memory per block is
+// (BLOCK_Q + 2 * NSTAGES * BLOCK_KV) * D * 2 bytes, e.g. 80 KiB at D = 128, 4 warps, 2 stages.
+template <int D, int WARPS_, int NSTAGES_>
 struct Config {
-    static constexpr int WARPS = 8;
+    static constexpr int WARPS = WARPS_;
     static constexpr int THREADS = WARPS * 32;
-    static constexpr int BLOCK_Q = WARPS * 16;
+    static constexpr int BLOCK_Q = WARPS * 16;  // one m16 row block per warp
     static constexpr int BLOCK_KV = 64;
-    static constexpr int NSTAGES = 2;  // ring depth: tiles in flight while one is computed
+    static constexpr int NSTAGES = NSTAGES_;  // ring depth: tiles in flight while one is computed
     static_assert(NSTAGES >= 2, "a ring of one slot cannot overlap loads with compute");
     static_assert(BLOCK_KV % 16 == 0 && D % 16 == 0, "mma.m16n8k16 steps");
 };
@@ -42,9 +45,9 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
     }
 }
 
-template <typename T, int D>
+template <typename T, int D, int WARPS, int NSTAGES_>
 __device__ void cp_async_attention(const AttnParams& p) {
-    using C = Config<D>;
+    using C = Config<D, WARPS, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);           // [BLOCK_Q][D]
@@ -63,21 +66,23 @@ __device__ void cp_async_attention(const AttnParams& p) {
     if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
     const int n_tiles = ceil_div(kv_end, BLOCK_KV);
 
+    // Two commit groups per tile, K then V. Groups are committed even when empty, so the
+    // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
-        load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
     };
 
-    // Prologue: Q and the first NSTAGES - 1 tiles, one commit group per tile (Q rides in
-    // the first). Groups are committed even when empty so the wait counts stay uniform.
+    // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
     load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                             p.seqlen_q - q_start);
 #pragma unroll
-    for (int s = 0; s < NSTAGES - 1; ++s) {
-        if (s < n_tiles) issue_kv(s);
-        cp_async_commit();
-    }
+    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
 
     uint32_t q_rmem[D / 16][4];
     float o_rmem[D / 8][4] = {};
@@ -87,10 +92,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
     const int q_row[2] = {q_start + row_in_block, q_start + row_in_block + 8};
 
     for (int t = 0; t < n_tiles; ++t) {
-        // Refill the slot freed at the end of the previous iteration, then wait for tile t.
-        if (t + NSTAGES - 1 < n_tiles) issue_kv(t + NSTAGES - 1);
-        cp_async_commit();
-        cp_async_wait<NSTAGES - 1>();
+        // Refill the slot freed at the end of the previous iteration, then wait for tile
+        // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
+        issue_kv(t + NSTAGES - 1);
+        cp_async_wait<2 * NSTAGES - 1>();
         __syncthreads();
 
         if (t == 0) {
@@ -161,6 +166,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
             p_rmem[n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
         }
 
+        cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
+        __syncthreads();
+
         // O += P V. ldmatrix.x4.trans: lanes 0-15 address keys kk*16.. at dims n*8, lanes
         // 16-31 the same keys at dims (n+1)*8: B fragments of two 8-dim n-tiles.
 #pragma unroll
@@ -199,9 +207,14 @@ __device__ void cp_async_attention(const AttnParams& p) {
 
 }  // namespace flashlab
 
-using flashlab::Config;
-using flashlab::cp_async_attention;
-FLASHLAB_EXPORT(cp_async, cp_async_attention, __nv_bfloat16, bf16, 64, Config<64>::THREADS)
-FLASHLAB_EXPORT(cp_async, cp_async_attention, __nv_bfloat16, bf16, 128, Config<128>::THREADS)
-FLASHLAB_EXPORT(cp_async, cp_async_attention, __half, f16, 64, Config<64>::THREADS)
-FLASHLAB_EXPORT(cp_async, cp_async_attention, __half, f16, 128, Config<128>::THREADS)
+// Every (warps, stages) variant, exported as cp_async_w<W>s<S>_<dtype>_d<D>.
+#define CP_ASYNC_VARIANT(W, S)                                                                     \
+    template <typename T, int D>                                                                 \
+    __device__ void cp_async_w##W##s##S(const flashlab::AttnParams& p) {                         \
+        flashlab::cp_async_attention<T, D, W, S>(p);                                             \
+    }                                                                                            \
+    FLASHLAB_EXPORT_ALL(cp_async_w##W##s##S, cp_async_w##W##s##S, W * 32)
+CP_ASYNC_VARIANT(4, 2)
+CP_ASYNC_VARIANT(4, 3)
+CP_ASYNC_VARIANT(8, 2)
+CP_ASYNC_VARIANT(8, 3)

@@ -63,7 +63,7 @@ __device__ __forceinline__ __half from_float<__half>(float x) { return __float2h
 // Exports `body<T, D>` as an extern "C" kernel named `<prefix>_<bf16|f16>_d<D>`, the name
 // harness::kernels::kernel_name builds, with the block size the launch must use.
 #define FLASHLAB_EXPORT(prefix, body, T, tname, D, threads)                                   \
-    extern "C" __global__ void __launch_bounds__(threads) prefix##_##tname##_d##D(const flashlab::AttnParams p) { \
+    extern "C" __global__ void __launch_bounds__(threads, 1) prefix##_##tname##_d##D(const flashlab::AttnParams p) { \
         body<T, D>(p);                                                                        \
     }
 
