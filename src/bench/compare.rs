@@ -229,6 +229,9 @@ pub fn render(c: &Comparison) -> String {
             }
         ));
     }
+    if c.a.kernels.len() > 1 || c.b.kernels.len() > 1 {
+        out.push_str("several kernels: the stage's kernels for this dtype and head dim in the binary (a stage may launch all of them, like stage 1, or pick one variant at launch)\n");
+    }
     out.push_str("dynamic shared memory is chosen at launch and not in the ptxas report.\n");
     out
 }
