@@ -5,6 +5,7 @@
 //! layout-viz is computed by the kernels' code, not by a copy of it. Adding a function is
 //! one line here (one of the FL_EXPORT_* macros) and one line in src/kernel_fns.rs.
 #include "flashlab/fragments.cuh"
+#include "flashlab/smem_tile.cuh"
 #include "flashlab/swizzle.cuh"
 
 // The Swizzle<B, M, S> instances the kernels and the TMA modes use: on 16-bit elements
@@ -18,6 +19,7 @@
     X(1, 3, 3)         \
     X(2, 3, 3)         \
     X(3, 3, 3)         \
+    X(3, 3, 4)         \
     X(1, 4, 3)         \
     X(2, 4, 3)         \
     X(3, 4, 3)
@@ -80,6 +82,22 @@ void fl_ldmatrix_element(int lane, int half, int trans, int* row, int* col) {
     const flashlab::RowCol rc = flashlab::ldmatrix_element(lane, half, trans != 0);
     *row = rc.row;
     *col = rc.col;
+}
+
+// smem_tile.cuh: where (row, col) of a [rows][d] tile lives in shared memory, row-major
+// (stage 3) or swizzled (stage 4 on), for the head dims the stages build. -1 otherwise.
+int fl_tile_offset(int d, int swizzled, int row, int col) {
+    if (d == 64) return swizzled ? flashlab::tile_offset_swizzled<64>(row, col) : flashlab::tile_offset_rowmajor<64>(row, col);
+    if (d == 128) return swizzled ? flashlab::tile_offset_swizzled<128>(row, col) : flashlab::tile_offset_rowmajor<128>(row, col);
+    return -1;
+}
+
+// Stage 5's address stepping through a swizzled tile (smem_tile.cuh).
+int fl_swizzled_step_cols(int offset, int col_step16) { return flashlab::swizzled_step_cols(offset, col_step16); }
+int fl_swizzled_step_rows(int d, int offset, int row_step8) {
+    if (d == 64) return flashlab::swizzled_step_rows<64>(offset, row_step8);
+    if (d == 128) return flashlab::swizzled_step_rows<128>(offset, row_step8);
+    return -1;
 }
 
 }  // extern "C"

@@ -229,15 +229,11 @@ pub const HEAD_DIM: u64 = 64;
 /// Bytes per bf16 element.
 pub const ELEM_BYTES: u64 = 2;
 
-/// The element offset stored at (row, col) of a (rows x 64) tile, swizzled by the kernels'
-/// `Swizzle<3,3,3>` (stage 4) or not (stage 3).
+/// The element offset stored at (row, col) of a (rows x 64) tile: the kernels' own
+/// `tile_offset_swizzled<64>` (stage 4 on) or `tile_offset_rowmajor<64>` (stage 3).
 fn tile_offset(row: u32, col: u32, swizzled: bool) -> Result<u64, BankError> {
-    let linear = u64::from(row) * HEAD_DIM + u64::from(col);
-    Ok(if swizzled {
-        kernel_fns::swizzle(3, 3, 3, linear)?
-    } else {
-        linear
-    })
+    Ok(kernel_fns::tile_offset(HEAD_DIM as u32, swizzled, row, col)
+        .expect("smem_tile.cuh lays out head dim 64"))
 }
 
 /// Which tile the warp's `ldmatrix.x4` reads, and how the four matrices map onto it.

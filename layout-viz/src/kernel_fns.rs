@@ -45,6 +45,9 @@ mod ffi {
     unsafe extern "C" {
         pub fn fl_swizzle(b: c_int, m: c_int, s: c_int, offset: c_int) -> c_int;
         pub fn fl_swizzle_count() -> c_int;
+        pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
+        pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
+        pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
         pub fn fl_swizzle_params(k: c_int, b: *mut c_int, m: *mut c_int, s: *mut c_int);
         pub fn fl_ldmatrix_address_of(lane: c_int, matrix: *mut c_int, row: *mut c_int);
         pub fn fl_ldmatrix_element(
@@ -147,6 +150,32 @@ pub fn supported_swizzles() -> Vec<(u32, u32, u32)> {
             (b as u32, m as u32, s as u32)
         })
         .collect()
+}
+
+/// The head dims whose shared-memory tiles `smem_tile.cuh` lays out.
+pub const TILE_HEAD_DIMS: [u32; 2] = [64, 128];
+
+/// `flashlab::tile_offset_{rowmajor,swizzled}<d>(row, col)`: the element offset the
+/// tensor-core stages store (row, col) of a Q/K/V tile at. `None` for another head dim.
+pub fn tile_offset(d: u32, swizzled: bool, row: u32, col: u32) -> Option<u64> {
+    // SAFETY: pure integer function.
+    let out =
+        unsafe { ffi::fl_tile_offset(d as c_int, swizzled as c_int, row as c_int, col as c_int) };
+    (out >= 0).then_some(out as u64)
+}
+
+/// `flashlab::swizzled_step_cols(offset, k)`: the offset 16·k columns further along a row.
+pub fn swizzled_step_cols(offset: u64, col_step16: u32) -> u64 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_swizzled_step_cols(offset as c_int, col_step16 as c_int) as u64 }
+}
+
+/// `flashlab::swizzled_step_rows<d>(offset, n)`: the offset 8·n rows further down.
+pub fn swizzled_step_rows(d: u32, offset: u64, row_step8: u32) -> Option<u64> {
+    // SAFETY: pure integer function.
+    let out =
+        unsafe { ffi::fl_swizzled_step_rows(d as c_int, offset as c_int, row_step8 as c_int) };
+    (out >= 0).then_some(out as u64)
 }
 
 /// `flashlab::swizzle<B, M, S>(offset)`, for the instances the kernels use.

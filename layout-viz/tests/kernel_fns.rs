@@ -113,3 +113,74 @@ fn unsupported_swizzle_is_a_typed_error() {
 fn supported_swizzles_include_the_stage4_one() {
     assert!(kernel_fns::supported_swizzles().contains(&(3, 3, 3)));
 }
+
+/// The stages' tile layout is the algebra's swizzle of the row-major offset:
+/// Swizzle<3,3,3> for head dim 64 and Swizzle<3,3,4> for 128 (smem_tile.cuh).
+#[test]
+fn tile_offsets_are_the_row_major_offset_swizzled() {
+    use layout_viz::kernel_fns::{TILE_HEAD_DIMS, tile_offset};
+    use layout_viz::swizzle::Swizzle;
+    for d in TILE_HEAD_DIMS {
+        let sw = Swizzle {
+            bits: 3,
+            base: 3,
+            shift: if d == 64 { 3 } else { 4 },
+        };
+        for row in 0..64 {
+            for col in 0..d {
+                let linear = u64::from(row * d + col);
+                assert_eq!(tile_offset(d, false, row, col), Some(linear));
+                assert_eq!(
+                    tile_offset(d, true, row, col),
+                    Some(sw.apply(linear as i64) as u64),
+                    "d{d} ({row},{col})"
+                );
+            }
+        }
+    }
+    assert_eq!(tile_offset(96, true, 0, 0), None);
+}
+
+/// Stage 5 steps its ldmatrix addresses instead of recomputing the swizzle: 16 columns
+/// along is one XOR, 8 rows down is one add. Both identities, over every tile position.
+#[test]
+fn swizzled_steps_equal_recomputing_the_offset() {
+    use layout_viz::kernel_fns::{
+        TILE_HEAD_DIMS, swizzled_step_cols, swizzled_step_rows, tile_offset,
+    };
+    for d in TILE_HEAD_DIMS {
+        for row in 0..8 {
+            for c0 in [0, 8] {
+                let start = tile_offset(d, true, row, c0).unwrap();
+                for kk in 0..d / 16 {
+                    for n in 0..8 {
+                        let stepped =
+                            swizzled_step_rows(d, swizzled_step_cols(start, kk), n).unwrap();
+                        assert_eq!(
+                            Some(stepped),
+                            tile_offset(d, true, row + 8 * n, c0 + 16 * kk),
+                            "d{d} row {row} c0 {c0} kk {kk} n {n}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// At head dim 128 too (256-byte rows), the 8 row addresses of one ldmatrix phase at the
+/// same column land in 8 different 16-byte bank groups under the stages' swizzle, and in
+/// one group without it.
+#[test]
+fn d128_ldmatrix_phase_is_conflict_free_only_when_swizzled() {
+    use layout_viz::kernel_fns::tile_offset;
+    for col in (0..128).step_by(8) {
+        let groups = |swizzled: bool| -> std::collections::BTreeSet<u64> {
+            (0..8)
+                .map(|row| (tile_offset(128, swizzled, row, col).unwrap() * 2 / 16) % 8)
+                .collect()
+        };
+        assert_eq!(groups(true).len(), 8, "column {col}");
+        assert_eq!(groups(false).len(), 1, "column {col}");
+    }
+}

@@ -5,7 +5,9 @@
 // are separate commit groups: S = QK^T and the softmax start as soon as K has landed,
 // while V may still be on its way. Also new:
 //   - ldmatrix.x4 for K and V: one instruction feeds two mma's B fragments
-//   - the softmax scale is folded into the exponent's FFMA: exp2(s * scale_log2 - m)
+//   - the softmax scale is folded into the exponent's FFMA: exp2(s * scale_log2 - m),
+//     and exp2 is the bare MUFU.EX2 (fast_exp2)
+//   - addresses are computed once per lane and stepped (smem_tile.cuh), not recomputed
 //   - the warp count and ring depth are template parameters; every variant is compiled
 //     and `FLASHLAB_STAGE5=warps,stages` picks one at run time (src/lib.rs)
 // Book: "Stage 5: cp.async pipelining".
@@ -18,12 +20,13 @@ namespace flashlab {
 
 // Tile configuration (mirrored in src/lib.rs). Shared memory per block is
 // (BLOCK_Q + 2 * NSTAGES * BLOCK_KV) * D * 2 bytes, e.g. 80 KiB at D = 128, 4 warps, 2 stages.
-template <int D, int WARPS_, int NSTAGES_>
+template <int D, int WARPS_, int MT_, int BLOCK_KV_, int NSTAGES_>
 struct Config {
     static constexpr int WARPS = WARPS_;
     static constexpr int THREADS = WARPS * 32;
-    static constexpr int BLOCK_Q = WARPS * 16;  // one m16 row block per warp
-    static constexpr int BLOCK_KV = 64;
+    static constexpr int MT = MT_;  // m16 row tiles per warp: 16 * MT query rows each
+    static constexpr int BLOCK_Q = WARPS * 16 * MT;
+    static constexpr int BLOCK_KV = BLOCK_KV_;
     static constexpr int NSTAGES = NSTAGES_;  // ring depth: tiles in flight while one is computed
     static_assert(NSTAGES >= 2, "a ring of one slot cannot overlap loads with compute");
     static_assert(BLOCK_KV % 16 == 0 && D % 16 == 0, "mma.m16n8k16 steps");
@@ -33,22 +36,36 @@ template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
 
 // Queues the copy of ROWS global rows into a swizzled tile: one 16-byte cp.async per chunk.
-// Rows past `valid` are zero-filled by the copy itself (src-size 0).
+// Rows past `valid` are zero-filled by the copy itself (src-size 0). The trip count is a
+// compile-time constant and each thread keeps its chunk column, stepping down by
+// THREADS / CHUNKS rows (a multiple of 8, so the swizzle's XOR stays the same): one add
+// per copy instead of a division and a swizzle.
 template <typename T, int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
     constexpr int CHUNKS = D / 8;
+    constexpr int ROW_STEP = THREADS / CHUNKS;
+    static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
+    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
+    const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
+    const T* src0 = gmem + r0 * stride + c;
 #pragma unroll
-    for (int idx = threadIdx.x; idx < ROWS * CHUNKS; idx += THREADS) {
-        const int r = idx / CHUNKS, c = (idx % CHUNKS) * 8;
-        const bool in_range = r < valid;
-        cp_async_16(smem_addr(tile_smem + tile_offset<D>(r, c)), gmem + (in_range ? r * stride + c : 0), in_range);
+    for (int i = 0; i < ROWS / ROW_STEP; ++i) {
+        const bool in_range = r0 + i * ROW_STEP < valid;
+        // An out-of-range row reads nothing (src-size 0); its address is only kept valid.
+        cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src0 + i * ROW_STEP * stride : gmem, in_range);
     }
 }
 
-template <typename T, int D, int WARPS, int NSTAGES_>
+template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_>
 __device__ void cp_async_attention(const AttnParams& p) {
-    using C = Config<D, WARPS, NSTAGES_>;
+    using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
+    // With one m16 tile per warp, Q's fragments fit in registers for the whole loop (as in
+    // stages 3-4). With two, O and S alone take ~190 registers at D = 128, so Q's fragments
+    // are re-read from shared memory each tile instead; in exchange each K and V fragment
+    // loaded by ldmatrix feeds two mma's (one per m16 tile), halving shared-memory reads
+    // per FLOP.
+    constexpr bool Q_IN_REGISTERS = MT == 1;
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);           // [BLOCK_Q][D]
     T* k_smem = q_smem + BLOCK_Q * D;                 // [NSTAGES][BLOCK_KV][D]
@@ -84,12 +101,27 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
 
-    uint32_t q_rmem[D / 16][4];
-    float o_rmem[D / 8][4] = {};
-    float row_max[2] = {-CUDART_INF_F, -CUDART_INF_F};  // in scaled log2 units
-    float row_sum[2] = {0.f, 0.f};
-    const int row_in_block = warp * 16 + quad_group(lane);
-    const int q_row[2] = {q_start + row_in_block, q_start + row_in_block + 8};
+    // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
+    uint32_t q_rmem[Q_IN_REGISTERS ? D / 16 : 1][4];
+    float o_rmem[MT][D / 8][4] = {};
+    float row_max[MT][2], row_sum[MT][2];
+    int q_row[MT][2];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            row_max[m][r] = -CUDART_INF_F;  // in scaled log2 units
+            row_sum[m][r] = 0.f;
+            q_row[m][r] = q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r;
+        }
+    // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points.
+    auto q_frag_addr = [&](int m, int kk) {
+        return smem_addr(q_smem + tile_offset<D>((warp * MT + m) * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+    };
+    // This lane's ldmatrix row address in a K and a V tile at the first step (n = kk = 0);
+    // later steps are one XOR (columns) or one add (rows) away (smem_tile.cuh).
+    const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
+    const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
 
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
@@ -98,10 +130,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
         cp_async_wait<2 * NSTAGES - 1>();
         __syncthreads();
 
-        if (t == 0) {
+        if (Q_IN_REGISTERS && t == 0) {
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk)
-                ldmatrix_x4(q_rmem[kk], smem_addr(q_smem + tile_offset<D>(warp * 16 + lane % 16, kk * 16 + (lane / 16) * 8)));
+            for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_rmem[kk], q_frag_addr(0, kk));
         }
         const T* k_tile = k_smem + (t % NSTAGES) * BLOCK_KV * D;
         const T* v_tile = v_smem + (t % NSTAGES) * BLOCK_KV * D;
@@ -109,61 +140,77 @@ __device__ void cp_async_attention(const AttnParams& p) {
 
         // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8),
         // lanes 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once.
-        float s_rmem[BLOCK_KV / 8][4] = {};
+        float s_rmem[MT][BLOCK_KV / 8][4] = {};
 #pragma unroll
-        for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t q_frag[MT][4];
 #pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) {
+            for (int m = 0; m < MT; ++m) {
+                if constexpr (Q_IN_REGISTERS) {
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) q_frag[m][i] = q_rmem[kk][i];
+                } else {
+                    ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
                 uint32_t kb[4];
-                ldmatrix_x4(kb, smem_addr(k_tile + tile_offset<D>(n * 8 + (lane / 16) * 8 + lane % 8, kk * 16 + ((lane / 8) % 2) * 8)));
-                mma_m16n8k16<T>(s_rmem[n], q_rmem[kk], kb[0], kb[1]);
-                mma_m16n8k16<T>(s_rmem[n + 1], q_rmem[kk], kb[2], kb[3]);
+                ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                }
             }
         }
 
         const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
-        float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+        uint32_t p_rmem[MT][BLOCK_KV / 16][4];
 #pragma unroll
-        for (int n = 0; n < BLOCK_KV / 8; ++n) {
+        for (int m = 0; m < MT; ++m) {
+            float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (needs_mask) {
-                    const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
-                    if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[e / 2]))) s_rmem[n][e] = -CUDART_INF_F;
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (needs_mask) {
+                        const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
+                        if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
+                    }
+                    tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
                 }
-                tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[n][e]);
             }
-        }
 
-        float m_base[2];
+            float m_base[2];
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
-            // The scale is positive, so max(s) * scale is the max of the scaled scores.
-            const float m_new = fmaxf(row_max[r], tile_max[r] * p.scale_log2);
-            m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
-            const float rescale = exp2f(row_max[r] - m_base[r]);
-            row_max[r] = m_new;
-            row_sum[r] *= rescale;
+            for (int r = 0; r < 2; ++r) {
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
+                // The scale is positive, so max(s) * scale is the max of the scaled scores.
+                const float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
+                m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
+                const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
+                row_max[m][r] = m_new;
+                row_sum[m][r] *= rescale;
 #pragma unroll
-            for (int n = 0; n < D / 8; ++n) {
-                o_rmem[n][2 * r] *= rescale;
-                o_rmem[n][2 * r + 1] *= rescale;
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
             }
-        }
 
-        uint32_t p_rmem[BLOCK_KV / 16][4];
 #pragma unroll
-        for (int n = 0; n < BLOCK_KV / 8; ++n) {
-            float prob[4];
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+                float prob[4];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                prob[e] = exp2f(fmaf(s_rmem[n][e], p.scale_log2, -m_base[e / 2]));  // one FFMA + one MUFU
-                row_sum[e / 2] += prob[e];
+                for (int e = 0; e < 4; ++e) {
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));  // one FFMA + one MUFU
+                    row_sum[m][e / 2] += prob[e];
+                }
+                p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
+                p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
             }
-            p_rmem[n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
-            p_rmem[n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
         }
 
         cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
@@ -176,45 +223,52 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
             for (int n = 0; n < D / 8; n += 2) {
                 uint32_t vb[4];
-                ldmatrix_x4_trans(vb, smem_addr(v_tile + tile_offset<D>(kk * 16 + ((lane / 8) % 2) * 8 + lane % 8, n * 8 + (lane / 16) * 8)));
-                mma_m16n8k16<T>(o_rmem[n], p_rmem[kk], vb[0], vb[1]);
-                mma_m16n8k16<T>(o_rmem[n + 1], p_rmem[kk], vb[2], vb[3]);
+                ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                    mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+                }
             }
         }
         __syncthreads();  // every warp is done with this slot before it is refilled
     }
 
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        row_sum[r] += __shfl_xor_sync(0xffffffff, row_sum[r], 1);
-        row_sum[r] += __shfl_xor_sync(0xffffffff, row_sum[r], 2);
-    }
+    for (int m = 0; m < MT; ++m) {
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        if (q_row[r] >= p.seqlen_q) continue;
-        const float inv_sum = row_sum[r] > 0.f ? 1.f / row_sum[r] : 1.f;
-        T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[r], h);
+        for (int r = 0; r < 2; ++r) {
+            float sum = row_sum[m][r];
+            sum += __shfl_xor_sync(0xffffffff, sum, 1);
+            sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            if (q_row[m][r] >= p.seqlen_q) continue;
+            const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
 #pragma unroll
-        for (int n = 0; n < D / 8; ++n) {
-            const int col = n * 8 + mma_m16n8_c(lane, 0).col;
-            *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[n][2 * r] * inv_sum, o_rmem[n][2 * r + 1] * inv_sum);
+            for (int n = 0; n < D / 8; ++n) {
+                const int col = n * 8 + mma_m16n8_c(lane, 0).col;
+                *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
+            }
+            if (quad_lane(lane) == 0)
+                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[m][r]] =
+                    sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
         }
-        if (quad_lane(lane) == 0)
-            p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[r]] =
-                row_sum[r] > 0.f ? (row_max[r] + log2f(row_sum[r])) * CUDART_LN2_F : -CUDART_INF_F;
     }
 }
 
 }  // namespace flashlab
 
-// Every (warps, stages) variant, exported as cp_async_w<W>s<S>_<dtype>_d<D>.
-#define CP_ASYNC_VARIANT(W, S)                                                                     \
-    template <typename T, int D>                                                                 \
-    __device__ void cp_async_w##W##s##S(const flashlab::AttnParams& p) {                         \
-        flashlab::cp_async_attention<T, D, W, S>(p);                                             \
-    }                                                                                            \
-    FLASHLAB_EXPORT_ALL(cp_async_w##W##s##S, cp_async_w##W##s##S, W * 32)
-CP_ASYNC_VARIANT(4, 2)
-CP_ASYNC_VARIANT(4, 3)
-CP_ASYNC_VARIANT(8, 2)
-CP_ASYNC_VARIANT(8, 3)
+// Every (warps, m16 tiles per warp, BLOCK_KV, stages) variant, exported as
+// cp_async_w<W>m<M>k<KV>s<S>_<dtype>_d<D>; src/lib.rs lists the same set in VARIANTS.
+// Two m16 tiles per warp use BLOCK_KV = 32: with 64, S and O need more than 255 registers.
+#define CP_ASYNC_VARIANT(W, M, KV, S)                                                     \
+    template <typename T, int D>                                                        \
+    __device__ void cp_async_w##W##m##M##k##KV##s##S(const flashlab::AttnParams& p) {   \
+        flashlab::cp_async_attention<T, D, W, M, KV, S>(p);                             \
+    }                                                                                   \
+    FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S, cp_async_w##W##m##M##k##KV##s##S, W * 32)
+CP_ASYNC_VARIANT(4, 1, 64, 2)
+CP_ASYNC_VARIANT(8, 1, 64, 2)
+CP_ASYNC_VARIANT(8, 1, 64, 3)
+CP_ASYNC_VARIANT(4, 2, 32, 2)
+CP_ASYNC_VARIANT(4, 2, 32, 3)

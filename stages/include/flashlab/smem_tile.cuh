@@ -34,4 +34,18 @@ FL_HOST_DEVICE int tile_offset_swizzled(int row, int col) {
     return swizzle<Sw::B, Sw::M, Sw::S>(row * D + col);
 }
 
+// Stepping through a swizzled tile without recomputing the swizzle. Within a row, a
+// column c0 < 16 plus 16 * kk occupies disjoint bits, and the swizzle only XORs the
+// row's bits into the column's, so
+//     tile_offset_swizzled(row, c0 + 16 * kk) == tile_offset_swizzled(row, c0) ^ (16 * kk)
+// and moving down 8 rows leaves row % 8, hence the XOR, unchanged:
+//     tile_offset_swizzled(row + 8 * n, col) == tile_offset_swizzled(row, col) + 8 * n * D.
+// A kernel computes one offset per lane and then steps with one XOR or one add (stage 5).
+// The host tests check both identities over the whole tile.
+FL_HOST_DEVICE int swizzled_step_cols(int offset, int col_step16) { return offset ^ (16 * col_step16); }
+template <int D>
+FL_HOST_DEVICE int swizzled_step_rows(int offset, int row_step8) {
+    return offset + 8 * row_step8 * D;
+}
+
 }  // namespace flashlab
