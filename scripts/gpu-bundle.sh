@@ -11,8 +11,9 @@ mkdir -p "$out/tests"
 cargo build --release --quiet --bin flashlab
 cp target/release/flashlab "$out/"
 
-# The test executables of the stage crates and the root crate's cross-crate tests (the
-# ones that need a GPU), named <package>-<target> so the stages' `gpu` tests differ.
+# The GPU tests: the stage crates' integration tests (their `gpu` grids and probes),
+# named <package>-<target> so the stages' `gpu` tests differ. CPU tests stay out: they
+# run in CI, and leaving them out keeps the bundle small.
 cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -20,7 +21,7 @@ for line in sys.stdin:
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
         url, frag = msg["package_id"].rsplit("#", 1)
         pkg = frag.split("@")[0] if "@" in frag else url.rstrip("/").split("/")[-1]
-        if pkg.startswith("stage") or pkg == "flashlab":
+        if pkg.startswith("stage") and "test" in msg["target"]["kind"]:
             print(msg["executable"], pkg + "-" + msg["target"]["name"])
 ' | while read -r exe name; do cp "$exe" "$out/tests/$name"; done
 

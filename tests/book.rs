@@ -389,7 +389,12 @@ fn book_pointers_in_stage_sources_name_a_heading() {
             let raw = text[i + 6..].split('"').next().unwrap();
             let name = raw
                 .lines()
-                .map(|l| l.trim().trim_start_matches("//!").trim_start_matches("//").trim())
+                .map(|l| {
+                    l.trim()
+                        .trim_start_matches("//!")
+                        .trim_start_matches("//")
+                        .trim()
+                })
                 .collect::<Vec<_>>()
                 .join(" ");
             let name = name.as_str();
