@@ -13,7 +13,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 pub static INFO: StageInfo = StageInfo {
     number: 5,
     slug: "cp-async",
-    idea: "cp.async ring of K/V tiles overlapping loads with compute; ldmatrix.x4; 128-row Q tiles",
+    idea: "cp.async ring of K/V tiles overlapping loads with compute; ldmatrix.x4; addresses stepped, not recomputed",
     min_compute_capability: (8, 0),
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
