@@ -1,0 +1,128 @@
+//! The command line as a user meets it: parsing, defaults, and bad input answered with a
+//! clear message and exit code 2 (never a panic), all without a GPU.
+
+use clap::Parser;
+use flashlab::cli::{Cli, Command};
+use std::process::Command as Process;
+
+fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(std::iter::once("flashlab").chain(args.iter().copied()))
+}
+
+#[test]
+fn stage_defaults_are_the_issue_shape() {
+    let Command::Stage(args) = parse(&["stage", "2"]).unwrap().command else {
+        panic!("not a stage command")
+    };
+    let p = args.shape.problem();
+    assert_eq!(
+        (
+            p.batch, p.heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim
+        ),
+        (1, 16, 16, 4096, 4096, 128)
+    );
+    assert!(!p.causal && p.scale.is_none());
+    assert_eq!(p.dtype, harness::DType::Bf16);
+}
+
+#[test]
+fn shape_flags_override_each_part() {
+    let cli = parse(&[
+        "stage",
+        "5",
+        "--seqlen",
+        "100",
+        "--seqlen-k",
+        "300",
+        "--kv-heads",
+        "4",
+        "--dim",
+        "64",
+        "--causal",
+        "--dtype",
+        "f16",
+        "--seed",
+        "7",
+        "--json",
+    ])
+    .unwrap();
+    let Command::Stage(args) = cli.command else {
+        panic!("not a stage command")
+    };
+    let p = args.shape.problem();
+    assert_eq!(
+        (p.seqlen_q, p.seqlen_k, p.kv_heads, p.head_dim),
+        (100, 300, 4, 64)
+    );
+    assert!(p.causal && args.json);
+    assert_eq!(args.seed, Some(7));
+    assert_eq!(p.dtype, harness::DType::F16);
+}
+
+#[test]
+fn bad_dtype_names_what_is_supported() {
+    let err = parse(&["stage", "2", "--dtype", "fp8"])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bf16 and f16"), "{err}");
+}
+
+fn flashlab(args: &[&str]) -> (i32, String) {
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Bad input is refused before any GPU is touched, so these hold on every machine.
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["stage", "2", "--dim", "96"],
+            "supports head dims [64, 128]",
+        ),
+        (&["stage", "3", "--seqlen", "0"], "seqlen_q is 0"),
+        (
+            &["stage", "1", "--heads", "6", "--kv-heads", "4"],
+            "multiple of kv_heads",
+        ),
+        (
+            &[
+                "stage", "5", "--batch", "16", "--heads", "64", "--seqlen", "32768",
+            ],
+            "32-bit",
+        ),
+        (&["stage", "9"], "there is no stage 9"),
+        (&["resources", "42"], "there is no stage 42"),
+    ];
+    for (args, expected) in cases {
+        let (code, stderr) = flashlab(args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected {expected:?} in {stderr:?}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn list_prints_every_stage_of_the_table() {
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let numbers: Vec<u64> = rows.iter().map(|r| r["number"].as_u64().unwrap()).collect();
+    let table: Vec<u64> = flashlab::stages::STAGES
+        .iter()
+        .map(|s| s.info().number as u64)
+        .collect();
+    assert_eq!(numbers, table);
+}
