@@ -23,10 +23,13 @@ constexpr int THREADS = WARPS * 32;
 constexpr int BLOCK_Q = WARPS * 16;  // one m16 row block per warp
 constexpr int BLOCK_KV = 64;
 
+// ANCHOR: tile_offset
 // The one line stage 4 changes: where (row, col) of a tile lives in shared memory.
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_rowmajor<D>(row, col); }
+// ANCHOR_END: tile_offset
 
+// ANCHOR: load_tile
 // Global rows [row0, row0 + ROWS) of a BSHD tensor (row stride `stride`) into a tile,
 // 16 bytes per thread per step; rows past `valid` are zero-filled.
 template <typename T, int D, int ROWS>
@@ -39,6 +42,7 @@ __device__ __forceinline__ void load_tile(T* tile_smem, const T* gmem, long long
         *reinterpret_cast<uint4*>(tile_smem + tile_offset<D>(r, c)) = v;
     }
 }
+// ANCHOR_END: load_tile
 
 template <typename T, int D>
 __device__ void tensor_cores(const AttnParams& p) {
@@ -59,12 +63,14 @@ __device__ void tensor_cores(const AttnParams& p) {
                              p.seqlen_q - q_start);
     __syncthreads();
 
+    // ANCHOR: q_fragments
     // Q_rmem: this warp's 16 rows as D/16 A fragments. ldmatrix.x4 lane l gives the
     // address of row l % 16, column block l / 16 (matrices: rows 0-7 | 8-15, cols 0-7 | 8-15).
     uint32_t q_rmem[D / 16][4];
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
         ldmatrix_x4(q_rmem[kk], smem_addr(q_smem + tile_offset<D>(warp * 16 + lane % 16, kk * 16 + (lane / 16) * 8)));
+    // ANCHOR_END: q_fragments
 
     // Per lane: rows g and g + 8 of the warp's block (g = lane / 4), so two of everything.
     float o_rmem[D / 8][4] = {};  // O accumulator: D/8 C fragments of 16x8
@@ -83,6 +89,7 @@ __device__ void tensor_cores(const AttnParams& p) {
         load_tile<T, D, BLOCK_KV>(v_smem, v_gmem + kv_start * kv_stride, kv_stride, kv_valid);
         __syncthreads();
 
+        // ANCHOR: qk
         // S = Q K^T: BLOCK_KV/8 C fragments of 16x8. For the B fragment of keys n..n+7 and
         // dims k..k+15, ldmatrix.x2 lanes 0-7 address dims k..k+7 and lanes 8-15 dims k+8.
         float s_rmem[BLOCK_KV / 8][4] = {};
@@ -95,6 +102,7 @@ __device__ void tensor_cores(const AttnParams& p) {
                 mma_m16n8k16<T>(s_rmem[n], q_rmem[kk], b0, b1);
             }
         }
+        // ANCHOR_END: qk
 
         // Masking costs instructions, so only tiles that cross the sequence end or the
         // causal diagonal pay for it; all others are fully visible.
@@ -115,6 +123,7 @@ __device__ void tensor_cores(const AttnParams& p) {
             }
         }
 
+        // ANCHOR: softmax
         float rescale[2], m_base[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
@@ -131,7 +140,9 @@ __device__ void tensor_cores(const AttnParams& p) {
         for (int n = 0; n < D / 8; ++n)
 #pragma unroll
             for (int e = 0; e < 4; ++e) o_rmem[n][e] *= rescale[e / 2];
+        // ANCHOR_END: softmax
 
+        // ANCHOR: p_fragments
         // P = exp2(S - m), packed straight into A fragments of P V: the k-step over keys
         // 16kk..16kk+15 takes S fragments 2kk (a0-a3) and 2kk+1 (a4-a7).
         uint32_t p_rmem[BLOCK_KV / 16][4];
@@ -146,7 +157,9 @@ __device__ void tensor_cores(const AttnParams& p) {
             p_rmem[n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
             p_rmem[n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
         }
+        // ANCHOR_END: p_fragments
 
+        // ANCHOR: pv
         // O += P V. B fragment of keys 16kk.. and dims n..n+7: ldmatrix.x2.trans, lanes
         // 0-7 address keys 16kk..16kk+7, lanes 8-15 keys 16kk+8..16kk+15, at dim n.
 #pragma unroll
@@ -158,6 +171,7 @@ __device__ void tensor_cores(const AttnParams& p) {
                 mma_m16n8k16<T>(o_rmem[n], p_rmem[kk], b0, b1);
             }
         }
+        // ANCHOR_END: pv
     }
 
     // Finalize: add the quad's partial sums, divide, write O and the LSE.

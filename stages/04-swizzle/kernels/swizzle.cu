@@ -26,9 +26,11 @@ constexpr int THREADS = WARPS * 32;
 constexpr int BLOCK_Q = WARPS * 16;  // one m16 row block per warp
 constexpr int BLOCK_KV = 64;
 
+// ANCHOR: tile_offset
 // The one line that differs from stage 3: where (row, col) of a tile lives in shared memory.
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
+// ANCHOR_END: tile_offset
 
 // Global rows [row0, row0 + ROWS) of a BSHD tensor (row stride `stride`) into a tile,
 // 16 bytes per thread per step; rows past `valid` are zero-filled.

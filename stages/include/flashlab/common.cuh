@@ -50,6 +50,7 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) { retu
 template <>
 __device__ __forceinline__ float to_float<__half>(__half x) { return __half2float(x); }
 
+// ANCHOR: fast_exp2
 // 2^x with one MUFU.EX2 instruction. exp2f adds range fix-ups for denormal results
 // (a compare and two multiplies); softmax flushes those to zero anyway.
 __device__ __forceinline__ float fast_exp2(float x) {
@@ -57,6 +58,7 @@ __device__ __forceinline__ float fast_exp2(float x) {
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
+// ANCHOR_END: fast_exp2
 
 template <typename T>
 __device__ __forceinline__ T from_float(float x);

@@ -68,6 +68,7 @@ __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// ANCHOR: cp_async
 // cp.async: a 16-byte global-to-shared copy that bypasses registers and L1 (.cg). With
 // `valid` false it writes 16 zero bytes and reads nothing (src-size 0), which is how
 // rows past the end of the sequence become zeros without a branch around the copy.
@@ -80,5 +81,6 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
+// ANCHOR_END: cp_async
 
 }  // namespace flashlab

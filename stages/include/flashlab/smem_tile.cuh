@@ -9,6 +9,7 @@
 
 namespace flashlab {
 
+// ANCHOR: tile_swizzle
 // A row of D 16-bit elements is D/8 16-byte chunks; the swizzle XORs the chunk index
 // (element bits 3..5) with the row index (the bits just above the column bits), which is
 // Swizzle<3, 3, log2(D) - 3>: Swizzle<3,3,3> for D = 64, Swizzle<3,3,4> for D = 128.
@@ -33,7 +34,9 @@ FL_HOST_DEVICE int tile_offset_swizzled(int row, int col) {
     using Sw = TileSwizzle<D>;
     return swizzle<Sw::B, Sw::M, Sw::S>(row * D + col);
 }
+// ANCHOR_END: tile_swizzle
 
+// ANCHOR: stepping
 // Stepping through a swizzled tile without recomputing the swizzle. Within a row, a
 // column c0 < 16 plus 16 * kk occupies disjoint bits, and the swizzle only XORs the
 // row's bits into the column's, so
@@ -47,5 +50,6 @@ template <int D>
 FL_HOST_DEVICE int swizzled_step_rows(int offset, int row_step8) {
     return offset + 8 * row_step8 * D;
 }
+// ANCHOR_END: stepping
 
 }  // namespace flashlab
