@@ -18,6 +18,7 @@
 
 namespace flashlab {
 
+// ANCHOR: config
 // Tile configuration (mirrored in src/lib.rs). Shared memory per block is
 // (BLOCK_Q + 2 * NSTAGES * BLOCK_KV) * D * 2 bytes, e.g. 80 KiB at D = 128, 4 warps, 2 stages.
 template <int D, int WARPS_, int MT_, int BLOCK_KV_, int NSTAGES_>
@@ -31,10 +32,12 @@ struct Config {
     static_assert(NSTAGES >= 2, "a ring of one slot cannot overlap loads with compute");
     static_assert(BLOCK_KV % 16 == 0 && D % 16 == 0, "mma.m16n8k16 steps");
 };
+// ANCHOR_END: config
 
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
 
+// ANCHOR: load_tile_async
 // Queues the copy of ROWS global rows into a swizzled tile: one 16-byte cp.async per chunk.
 // Rows past `valid` are zero-filled by the copy itself (src-size 0). The trip count is a
 // compile-time constant and each thread keeps its chunk column, stepping down by
@@ -55,6 +58,7 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
         cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src0 + i * ROW_STEP * stride : gmem, in_range);
     }
 }
+// ANCHOR_END: load_tile_async
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_>
 __device__ void cp_async_attention(const AttnParams& p) {
@@ -83,6 +87,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
     const int n_tiles = ceil_div(kv_end, BLOCK_KV);
 
+    // ANCHOR: issue_kv
     // Two commit groups per tile, K then V. Groups are committed even when empty, so the
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
@@ -94,12 +99,15 @@ __device__ void cp_async_attention(const AttnParams& p) {
             load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
+    // ANCHOR_END: issue_kv
 
+    // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
     load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                             p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
+    // ANCHOR_END: prologue
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
     uint32_t q_rmem[Q_IN_REGISTERS ? D / 16 : 1][4];
@@ -118,17 +126,21 @@ __device__ void cp_async_attention(const AttnParams& p) {
     auto q_frag_addr = [&](int m, int kk) {
         return smem_addr(q_smem + tile_offset<D>((warp * MT + m) * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
     };
+    // ANCHOR: lane_offsets
     // This lane's ldmatrix row address in a K and a V tile at the first step (n = kk = 0);
     // later steps are one XOR (columns) or one add (rows) away (smem_tile.cuh).
     const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
+    // ANCHOR_END: lane_offsets
 
+    // ANCHOR: wait_k
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
         issue_kv(t + NSTAGES - 1);
         cp_async_wait<2 * NSTAGES - 1>();
         __syncthreads();
+    // ANCHOR_END: wait_k
 
         if (Q_IN_REGISTERS && t == 0) {
 #pragma unroll
@@ -138,6 +150,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         const T* v_tile = v_smem + (t % NSTAGES) * BLOCK_KV * D;
         const int kv_start = t * BLOCK_KV;
 
+        // ANCHOR: qk
         // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8),
         // lanes 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once.
         float s_rmem[MT][BLOCK_KV / 8][4] = {};
@@ -164,6 +177,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 }
             }
         }
+        // ANCHOR_END: qk
 
         const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
         uint32_t p_rmem[MT][BLOCK_KV / 16][4];
@@ -182,6 +196,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 }
             }
 
+            // ANCHOR: rescale
             float m_base[2];
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
@@ -199,7 +214,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     o_rmem[m][n][2 * r + 1] *= rescale;
                 }
             }
+            // ANCHOR_END: rescale
 
+            // ANCHOR: probabilities
 #pragma unroll
             for (int n = 0; n < BLOCK_KV / 8; ++n) {
                 float prob[4];
@@ -211,8 +228,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
                 p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
             }
+            // ANCHOR_END: probabilities
         }
 
+        // ANCHOR: wait_v_pv
         cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
         __syncthreads();
 
@@ -232,6 +251,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             }
         }
         __syncthreads();  // every warp is done with this slot before it is refilled
+        // ANCHOR_END: wait_v_pv
     }
 
 #pragma unroll
@@ -258,6 +278,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
 
 }  // namespace flashlab
 
+// ANCHOR: variants
 // Every (warps, m16 tiles per warp, BLOCK_KV, stages) variant, exported as
 // cp_async_w<W>m<M>k<KV>s<S>_<dtype>_d<D>; src/lib.rs lists the same set in VARIANTS.
 // Two m16 tiles per warp use BLOCK_KV = 32: with 64, S and O need more than 255 registers.
@@ -272,3 +293,4 @@ CP_ASYNC_VARIANT(8, 1, 64, 2)
 CP_ASYNC_VARIANT(8, 1, 64, 3)
 CP_ASYNC_VARIANT(4, 2, 32, 2)
 CP_ASYNC_VARIANT(4, 2, 32, 3)
+// ANCHOR_END: variants
