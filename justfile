@@ -95,17 +95,17 @@ book-tools:
         cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
     fi
 
-# Draw the diagrams (layout-viz book) and the result charts, then build the book into book/build
+# Draw the diagrams (layout-viz book) and the run of record's plots and table (`just plots`), then build the book into book/build
 book: book-tools
     cargo run --quiet -p layout-viz -- book --out book/src/generated
-    node book/tools/plot.mjs
+    cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cd book && "{{mdbook}}" build
 
 # Serve the book at http://localhost:3000 with live reload (diagrams drawn once at start)
 serve: book
     cd book && "{{mdbook}}" serve
 
-# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters go to book/build/screenshots/
+# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters and Results go to book/build/screenshots/
 book-browser:
     node book/tools/browser-check.mjs book/build book/build/screenshots
 

@@ -2,12 +2,16 @@
 //!
 //! - every `{{#include path:anchor}}` names an existing file and an anchor it defines;
 //! - every image a chapter shows exists: `generated/` ones are drawn by `layout-viz book`
-//!   (its manifest) or by `book/tools/plot.mjs` (one chart per `book/results/*.json`);
+//!   (its manifest) or, under `generated/bench/`, by `flashlab plots` from the committed
+//!   run of record (`flashlab::bench::plots::file_names`); the Results chapter shows
+//!   every plot of that list and includes its table;
+//! - stage 4's code is stage 3's but for the `tile_offset` line (its chapter says so);
 //! - every stage in the table has its chapter, `stages/NN-<slug>.md`, listed in
 //!   SUMMARY.md, and no chapter exists for a stage that is not in the table;
 //! - every `just stage N` / `flashlab stage N` in the book names a real stage;
 //! - every `Book: "…"` pointer in a stage's sources names a heading of the book;
-//! - every test the book names (a table row starting with `` `some_test` ``) exists.
+//! - every test the book names (a table row starting with `` `some_test` ``) exists, in
+//!   the workspace's test folders or a stage's `tests/`.
 //!
 //! `just book-check` adds what needs tools: `mdbook build` and headless Chromium.
 
@@ -82,6 +86,18 @@ fn every_include_resolves_to_a_file_and_anchor() {
                 None => (link.as_str(), None),
             };
             let file = chapter.parent().unwrap().join(path);
+            // Generated files exist only after `just book`: hold them to the list of what
+            // the generators write instead.
+            if let Ok(name) = normalize(&file).strip_prefix(book_src().join("generated")) {
+                if selector.is_some() || !generated_files().contains(&name.display().to_string()) {
+                    problems.push(format!(
+                        "{}: {{{{#include {link}}}}}: no generator writes {} (without an anchor)",
+                        rel(&chapter),
+                        rel(&file)
+                    ));
+                }
+                continue;
+            }
             let Ok(source) = fs::read_to_string(&file) else {
                 problems.push(format!(
                     "{}: {{{{#include {link}}}}}: no file {}",
@@ -154,20 +170,89 @@ fn images(text: &str) -> Vec<String> {
     out
 }
 
-/// What `just book` writes into book/src/generated: layout-viz's figures and the charts.
+/// The run of record the book's Results chapter is drawn from (`just plots`).
+const RECORD: &str = "bench/results/record/bench.json";
+
+/// What `flashlab plots` writes into book/src/generated/bench from the run of record,
+/// as paths relative to book/src/generated.
+fn bench_plot_files() -> Vec<String> {
+    let record = flashlab::bench::BenchResults::read(&root().join(RECORD))
+        .unwrap_or_else(|e| panic!("{RECORD}: {e:#}"));
+    let dims: BTreeSet<usize> = record.rows.iter().map(|r| r.head_dim).collect();
+    let dims: Vec<usize> = dims.into_iter().collect();
+    flashlab::bench::plots::file_names(&dims)
+        .into_iter()
+        .map(|f| format!("bench/{f}"))
+        .collect()
+}
+
+/// What `just book` writes into book/src/generated: layout-viz's figures, and the plots
+/// and table of the run of record.
 fn generated_files() -> BTreeSet<String> {
     let mut files: BTreeSet<String> = layout_viz::book::manifest()
         .figures
         .into_iter()
         .map(|f| f.file)
         .collect();
-    for entry in fs::read_dir(root().join("book/results")).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().to_string();
-        if let Some(stem) = name.strip_suffix(".json") {
-            files.insert(format!("results-{stem}.svg"));
-        }
-    }
+    files.extend(bench_plot_files());
     files
+}
+
+#[test]
+fn results_chapter_shows_every_plot_of_the_run_of_record() {
+    let text = fs::read_to_string(book_src().join("results.md")).unwrap();
+    let shown: BTreeSet<String> = images(&text)
+        .into_iter()
+        .chain(include_links(&text))
+        .filter_map(|l| l.strip_prefix("generated/").map(str::to_string))
+        .collect();
+    let missing: Vec<String> = bench_plot_files()
+        .into_iter()
+        .filter(|f| !shown.contains(f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "book/src/results.md does not show (or include) {} that `just plots` writes",
+        missing.join(", ")
+    );
+}
+
+/// Stage 4's chapter calls it "stage 3 with one change": hold the code (comment lines
+/// dropped) to that, so the chapter's claim and its `diff` stay true.
+#[test]
+fn stage4_is_stage3_but_for_tile_offset() {
+    let code = |path: &str| -> Vec<String> {
+        fs::read_to_string(root().join(path))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .map(str::to_string)
+            .collect()
+    };
+    let three = code("stages/03-tensor-cores/kernels/tensor_cores.cu");
+    let four = code("stages/04-swizzle/kernels/swizzle.cu");
+    assert_eq!(three.len(), four.len(), "stage 3 and 4 differ in length");
+    let differing: Vec<(String, String)> = three
+        .into_iter()
+        .zip(four)
+        .filter(|(a, b)| a != b)
+        .collect();
+    let expected = [
+        ("tile_offset_rowmajor", "tile_offset_swizzled"),
+        (
+            "FLASHLAB_EXPORT_ALL(tensor_cores",
+            "FLASHLAB_EXPORT_ALL(swizzle",
+        ),
+    ];
+    let ok = differing.len() == expected.len()
+        && differing
+            .iter()
+            .zip(expected)
+            .all(|((a, b), (x, y))| a.contains(x) && b.contains(y));
+    assert!(
+        ok,
+        "stage 4 differs from stage 3 in more than tile_offset (and the export name); update book/src/stages/04-swizzle.md:\n{differing:#?}"
+    );
 }
 
 #[test]
@@ -191,7 +276,7 @@ fn every_image_exists_after_layout_viz_book() {
                     used += 1;
                     if !generated.contains(&name.display().to_string()) {
                         problems.push(format!(
-                            "{}: {src}: `layout-viz book` does not draw it (its manifest has: {})",
+                            "{}: {src}: neither `layout-viz book` nor `flashlab plots` draws it (they draw: {})",
                             rel(&chapter),
                             generated.iter().cloned().collect::<Vec<_>>().join(", ")
                         ));
@@ -416,14 +501,21 @@ fn book_pointers_in_stage_sources_name_a_heading() {
 #[test]
 fn tests_the_book_names_exist() {
     let mut sources = String::new();
-    for dir in [
+    let mut dirs: Vec<PathBuf> = [
         "reference/tests",
         "reference/src",
         "tests",
         "harness/src",
         "layout-viz/tests",
-    ] {
-        if let Ok(list) = fs::read_dir(root().join(dir)) {
+    ]
+    .iter()
+    .map(|d| root().join(d))
+    .collect();
+    for entry in fs::read_dir(root().join("stages")).unwrap() {
+        dirs.push(entry.unwrap().path().join("tests"));
+    }
+    for dir in dirs {
+        if let Ok(list) = fs::read_dir(dir) {
             for e in list {
                 sources += &fs::read_to_string(e.unwrap().path()).unwrap_or_default();
             }

@@ -2,7 +2,7 @@
 // driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
 // script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
 // console error, or math that KaTeX did not render. Keeps full-page screenshots of the
-// stage chapters for a person to look at.
+// stage chapters and the Results chapter for a person to look at.
 //
 // Usage: node browser-check.mjs BOOK_HTML_DIR SCREENSHOT_DIR
 import { createServer } from "node:http";
@@ -83,7 +83,7 @@ for (const rel of pages) {
   for (const img of report.images) if (!img.ok) fail(`image did not load: ${img.src}`);
   for (const text of report.rawMath) fail(`unrendered math: "${text}"`);
   if (report.katexErrors) fail(`${report.katexErrors} KaTeX error(s)`);
-  if (rel.startsWith("stages/")) {
+  if (rel.startsWith("stages/") || rel === "results.html") {
     const png = join(shots, rel.replace(/^stages\//, "").replace(/\.html$/, ".png"));
     await page.screenshot({ path: png, fullPage: true });
     console.log(`screenshot ${png}`);

@@ -342,6 +342,26 @@ fn figure_subtitle(res: &BenchResults) -> String {
     )
 }
 
+/// The percent-of-speed-of-light figure [`write_all`] writes.
+pub const SOL_PERCENT_SVG: &str = "sol-percent.svg";
+/// The stage-over-stage speedup figure [`write_all`] writes.
+pub const SPEEDUPS_SVG: &str = "speedups.svg";
+/// The markdown results table [`write_all`] writes (the book's Results chapter includes it).
+pub const RESULTS_TABLE_MD: &str = "results-table.md";
+
+/// The TFLOPS-against-seqlen figure of one head dim.
+pub fn tflops_svg(head_dim: usize) -> String {
+    format!("tflops-d{head_dim}.svg")
+}
+
+/// Every file name [`write_all`] may write for a run with these head dims, in the order
+/// it writes them. The book's tests check the Results chapter's images against it.
+pub fn file_names(head_dims: &[usize]) -> Vec<String> {
+    let mut names: Vec<String> = head_dims.iter().map(|&d| tflops_svg(d)).collect();
+    names.extend([SOL_PERCENT_SVG, SPEEDUPS_SVG, RESULTS_TABLE_MD].map(String::from));
+    names
+}
+
 /// Writes every figure and the results table into `dir`; returns the paths written.
 pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
@@ -377,7 +397,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
                 },
             })
             .collect();
-        let path = dir.join(format!("tflops-d{d}.svg"));
+        let path = dir.join(tflops_svg(d));
         draw_figure(
             &path,
             &format!("Forward TFLOPS, head dim {d} ({subtitle})"),
@@ -412,7 +432,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
                 });
             }
         }
-        let path = dir.join("sol-percent.svg");
+        let path = dir.join(SOL_PERCENT_SVG);
         draw_figure(
             &path,
             &format!(
@@ -455,7 +475,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
                 },
             })
             .collect();
-        let path = dir.join("speedups.svg");
+        let path = dir.join(SPEEDUPS_SVG);
         draw_figure(
             &path,
             &format!("Each stage over the one before ({subtitle})"),
@@ -466,7 +486,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(path);
     }
 
-    let table = dir.join("results-table.md");
+    let table = dir.join(RESULTS_TABLE_MD);
     std::fs::write(&table, results_table(res)).ctx(|| format!("writing {}", table.display()))?;
     written.push(table);
     Ok(written)
