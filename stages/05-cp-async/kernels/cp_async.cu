@@ -8,8 +8,8 @@
 //   - the softmax scale is folded into the exponent's FFMA: exp2(s * scale_log2 - m),
 //     and exp2 is the bare MUFU.EX2 (fast_exp2)
 //   - addresses are computed once per lane and stepped (smem_tile.cuh), not recomputed
-//   - the warp count and ring depth are template parameters; every variant is compiled
-//     and `FLASHLAB_STAGE5=warps,stages` picks one at run time (src/lib.rs)
+//   - the warps, rows per warp, BLOCK_KV and ring depth are template parameters; every
+//     variant is compiled and `FLASHLAB_STAGE5=w4m1k64s2` (a name) picks one (src/lib.rs)
 // Book: "Stage 5: cp.async pipelining".
 #include <flashlab/common.cuh>
 #include <flashlab/fragments.cuh>
