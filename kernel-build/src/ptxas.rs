@@ -59,8 +59,7 @@ fn number_before(line: &str, label: &str) -> u32 {
     };
     line[..pos]
         .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .next_back()
+        .rfind(|s| !s.is_empty())
         .and_then(|s| s.parse().ok())
         .unwrap_or(0)
 }
