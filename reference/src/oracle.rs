@@ -73,16 +73,28 @@ pub fn attention_with_precision(
 ) -> Attention {
     let rows = all_rows(shape);
     let results = attention_rows(q, k, v, shape, mask, scale, &rows, precision);
-    let mut out = Attention {
-        o: vec![0.0; shape.o_len()],
-        lse: vec![0.0; shape.lse_len()],
-    };
-    for (id, result) in rows.iter().zip(results) {
-        let start = shape.q_index(id.batch, id.row, id.head, 0);
-        out.o[start..start + shape.head_dim].copy_from_slice(&result.o);
-        out.lse[shape.lse_index(id.batch, id.head, id.row)] = result.lse;
+    Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
+}
+
+impl Attention {
+    /// Assembles per-row results `(o, lse)`, given in the order of `rows`, into full O
+    /// and LSE tensors. Every row-wise computation (oracle, split-KV) ends with this.
+    pub(crate) fn from_rows(
+        shape: &Shape,
+        rows: &[RowId],
+        results: impl IntoIterator<Item = (Vec<f64>, f64)>,
+    ) -> Attention {
+        let mut out = Attention {
+            o: vec![0.0; shape.o_len()],
+            lse: vec![0.0; shape.lse_len()],
+        };
+        for (id, (o, lse)) in rows.iter().zip(results) {
+            let start = shape.q_index(id.batch, id.row, id.head, 0);
+            out.o[start..start + shape.head_dim].copy_from_slice(&o);
+            out.lse[shape.lse_index(id.batch, id.head, id.row)] = lse;
+        }
+        out
     }
-    out
 }
 
 /// The oracle for a chosen set of query rows only (the GPU checks of large problems sample

@@ -131,16 +131,7 @@ pub fn split_forward(
             combine(&partials)
         })
         .collect();
-    let mut out = Attention {
-        o: vec![0.0; shape.o_len()],
-        lse: vec![0.0; shape.lse_len()],
-    };
-    for (id, result) in rows.iter().zip(results) {
-        let start = shape.q_index(id.batch, id.row, id.head, 0);
-        out.o[start..start + shape.head_dim].copy_from_slice(&result.o);
-        out.lse[shape.lse_index(id.batch, id.head, id.row)] = result.lse;
-    }
-    out
+    Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
 }
 
 fn check_partition(chunks: &[Range<usize>], seqlen_k: usize) {
