@@ -54,15 +54,16 @@ fn every_stage_has_sass_for_sm80_and_sm90a() {
 }
 
 #[test]
-fn no_kernel_spills_registers() {
+fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
     // A spill turns register traffic into local-memory traffic; the stages are written
-    // not to spill, and this keeps it so (see `flashlab resources`).
+    // not to spill, and a stage that accepts one says why (`Stage::tolerated_spill_bytes`).
     for stage in STAGES {
         for r in stage.info().kernels.resources() {
-            assert_eq!(
-                r.spill_store_bytes + r.spill_load_bytes,
-                0,
-                "stage {}: {} on {} spills",
+            let spilled = r.spill_store_bytes + r.spill_load_bytes;
+            let allowed = stage.tolerated_spill_bytes(&r.kernel);
+            assert!(
+                spilled <= allowed,
+                "stage {}: {} on {} spills {spilled} bytes (allowed {allowed})",
                 stage.info().label(),
                 r.kernel,
                 r.arch

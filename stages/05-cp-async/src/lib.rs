@@ -61,25 +61,37 @@ impl Variant {
 
 /// Every variant `CP_ASYNC_VARIANT` exports, in the same order.
 pub const VARIANTS: &[Variant] = &[
-    Variant::new(4, 1, 64, 2),
+    CAUSAL_DEFAULT,
     Variant::new(8, 1, 64, 2),
     Variant::new(8, 1, 64, 3),
     Variant::new(4, 2, 32, 2),
     Variant::new(4, 2, 32, 3),
+    NON_CAUSAL_DEFAULT,
 ];
 
-/// The variant used when `FLASHLAB_STAGE5` is not set: 4 warps of 16 rows, BLOCK_KV 64,
-/// a 2-slot ring. Measured on an H200 (bf16, batch 1, 16 heads) it was the fastest or
-/// within 2% of it at head dim 64 and 128, causal or not, seqlen 4096-16384 (the book's
-/// stage 5 chapter has the table and the command).
-pub fn default_variant(_head_dim: usize) -> Variant {
-    VARIANTS[0]
+/// 4 warps of 16 rows, BLOCK_KV 64, a 2-slot ring: the default with a causal mask.
+pub const CAUSAL_DEFAULT: Variant = Variant::new(4, 1, 64, 2);
+/// 4 warps of 32 rows, BLOCK_KV 64, a 2-slot ring (FlashAttention-2's shape): the default
+/// without a mask.
+pub const NON_CAUSAL_DEFAULT: Variant = Variant::new(4, 2, 64, 2);
+
+/// The variant used when `FLASHLAB_STAGE5` is not set, chosen per mask from the H200
+/// measurements in the book's stage 5 chapter ("Tuning: predict, change, measure"):
+/// without a mask, FlashAttention-2's own shape, 4 warps of 32 rows and BLOCK_KV 64, whose
+/// K and V fragments each feed two m16 tiles; with a causal mask, 4 warps of 16 rows,
+/// whose smaller Q tiles waste less work on the diagonal and keep more blocks in flight.
+pub fn default_variant(causal: bool) -> Variant {
+    if causal {
+        CAUSAL_DEFAULT
+    } else {
+        NON_CAUSAL_DEFAULT
+    }
 }
 
 /// The variant to launch: `FLASHLAB_STAGE5=<name>` (e.g. `w4m2k32s2`) if set, else the default.
-pub fn variant(head_dim: usize) -> Result<Variant> {
+pub fn variant(causal: bool) -> Result<Variant> {
     let Ok(name) = std::env::var("FLASHLAB_STAGE5") else {
-        return Ok(default_variant(head_dim));
+        return Ok(default_variant(causal));
     };
     VARIANTS
         .iter()
@@ -104,7 +116,7 @@ impl Stage for CpAsync {
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
-        let v = variant(p.head_dim)?;
+        let v = variant(p.causal)?;
         let grid = (
             (p.seqlen_q as u32).div_ceil(v.block_q()),
             p.heads as u32,
@@ -119,5 +131,17 @@ impl Stage for CpAsync {
             v.smem_bytes(p.head_dim),
             &args.params,
         )
+    }
+
+    /// `w4m2k64s2` at head dim 128 needs one register more than a thread has: ptxas spills
+    /// a few bytes, outside the main loop but for two loop-invariant reloads per tile, and it
+    /// is still the fastest variant without a mask (book: "Stage 5: cp.async pipelining").
+    /// That spill is allowed, and only it.
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        if kernel.starts_with("cp_async_w4m2k64s2_") && kernel.ends_with("_d128") {
+            80
+        } else {
+            0
+        }
     }
 }
