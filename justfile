@@ -59,7 +59,7 @@ cuda:
 # compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem
 sanitize N:
     cargo build --release --quiet --bin flashlab
-    mkdir -p target/release/tests && cp scripts/bundle/sanitize.sh target/release/
+    cp scripts/bundle/sanitize.sh target/release/
     target/release/sanitize.sh {{N}}
 
 # One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts

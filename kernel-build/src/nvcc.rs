@@ -72,11 +72,9 @@ pub fn parse_archs(list: &str) -> Result<Vec<Arch>, String> {
     Ok(archs)
 }
 
-/// Why no usable nvcc was found.
+/// No usable nvcc was found in any of the places `find_nvcc` looks.
 #[derive(Debug)]
-pub struct ToolchainError {
-    pub searched: Vec<PathBuf>,
-}
+pub struct ToolchainError;
 
 impl fmt::Display for ToolchainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -107,12 +105,10 @@ pub fn find_nvcc(workspace_root: &Path) -> Result<PathBuf, ToolchainError> {
     }
     candidates.push(PathBuf::from("/usr/local/cuda/bin/nvcc"));
     candidates.push(workspace_root.join(WORKSPACE_NVCC));
-    match candidates.iter().find(|p| p.is_file()) {
-        Some(found) => Ok(found.clone()),
-        None => Err(ToolchainError {
-            searched: candidates,
-        }),
-    }
+    candidates
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or(ToolchainError)
 }
 
 /// The workspace root: the nearest ancestor holding the `justfile`.
