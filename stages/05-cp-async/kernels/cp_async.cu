@@ -44,11 +44,12 @@ __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offse
 // THREADS / CHUNKS rows (a multiple of 8, so the swizzle's XOR stays the same): one add
 // per copy instead of a division and a swizzle.
 template <typename T, int D, int ROWS, int THREADS>
-__device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
+__device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid,
+                                                int tid = threadIdx.x) {
     constexpr int CHUNKS = D / 8;
     constexpr int ROW_STEP = THREADS / CHUNKS;
     static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
-    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
+    const int r0 = tid / CHUNKS, c = (tid % CHUNKS) * 8;
     const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
     const T* src0 = gmem + r0 * stride + c;
 #pragma unroll
@@ -276,6 +277,396 @@ __device__ void cp_async_attention(const AttnParams& p) {
     }
 }
 
+
+// Named barriers (PTX bar.sync / bar.arrive with a thread count): barrier 0 is
+// __syncthreads; the ping-pong kernel uses 1-2 for each group's own ring and 3-4 for turns.
+__device__ __forceinline__ void named_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_bar_arrive(int id, int threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Ping-pong: two groups of GW warps in one block, each with its own query rows and its own
+// K/V ring, taking turns on the tensor cores. Warps w and w + 4 share an SM sub-partition
+// (scheduler and tensor core), so while one group runs its products (P V of the previous
+// tile, then Q K^T of this one) the other runs its softmax on the same sub-partition.
+template <typename T, int D, int GW, int MT, int BLOCK_KV, bool TURNS>
+__device__ void cp_async_pingpong_attention(const AttnParams& p) {
+    constexpr int GTHREADS = GW * 32, THREADS = 2 * GTHREADS;
+    constexpr int GROUP_Q = GW * 16 * MT, BLOCK_Q = 2 * GROUP_Q;
+    static_assert(GW == 4, "warps w and w + 4 share a sub-partition only with groups of 4");
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int group = threadIdx.x / GTHREADS, gtid = threadIdx.x % GTHREADS;
+    const int warp = gtid / 32, lane = threadIdx.x % 32;
+    // Per group: Q [GROUP_Q][D], K [2][BLOCK_KV][D], V [2][BLOCK_KV][D].
+    T* q_smem = reinterpret_cast<T*>(smem) + group * (GROUP_Q + 4 * BLOCK_KV) * D;
+    T* k_smem = q_smem + GROUP_Q * D;
+    T* v_smem = k_smem + 2 * BLOCK_KV * D;
+    const int my_bar = 1 + group, my_turn = 3 + group, other_turn = 4 - group;
+
+    const int block_q_start = blockIdx.x * BLOCK_Q;
+    const int q_start = block_q_start + group * GROUP_Q;
+    const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
+    const long long q_stride = static_cast<long long>(p.heads) * D;
+    const long long kv_stride = static_cast<long long>(p.kv_heads) * D;
+    const T* k_gmem = static_cast<const T*>(p.k) + kv_row_offset(p, b, 0, kv_head);
+    const T* v_gmem = static_cast<const T*>(p.v) + kv_row_offset(p, b, 0, kv_head);
+
+    // Both groups walk the same tiles (the block's), so their turns pair up one to one.
+    int kv_end = p.seqlen_k;
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(block_q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    const int n_tiles = ceil_div(kv_end, BLOCK_KV);
+
+    auto issue_k = [&](int tile) {
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, GTHREADS>(k_smem + (tile % 2) * BLOCK_KV * D, k_gmem + tile * BLOCK_KV * kv_stride,
+                                                      kv_stride, p.seqlen_k - tile * BLOCK_KV, gtid);
+        cp_async_commit();
+    };
+    auto issue_v = [&](int tile) {
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, GTHREADS>(v_smem + (tile % 2) * BLOCK_KV * D, v_gmem + tile * BLOCK_KV * kv_stride,
+                                                      kv_stride, p.seqlen_k - tile * BLOCK_KV, gtid);
+        cp_async_commit();
+    };
+    load_tile_async<T, D, GROUP_Q, GTHREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+                                             p.seqlen_q - q_start, gtid);
+    issue_k(0);
+
+    float o_rmem[MT][D / 8][4] = {};
+    float row_max[MT][2], row_sum[MT][2];
+    int q_row[MT][2];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            row_max[m][r] = -CUDART_INF_F;
+            row_sum[m][r] = 0.f;
+            q_row[m][r] = q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r;
+        }
+    auto q_frag_addr = [&](int m, int kk) {
+        return smem_addr(q_smem + tile_offset<D>((warp * MT + m) * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+    };
+    const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
+    const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
+
+    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
+    auto pv = [&](int tile) {
+        const T* v_tile = v_smem + (tile % 2) * BLOCK_KV * D;
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+#pragma unroll
+            for (int n = 0; n < D / 8; n += 2) {
+                uint32_t vb[4];
+                ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                    mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+                }
+            }
+        }
+    };
+
+    if (TURNS && group == 1) named_bar_arrive(3, THREADS);  // group 0 takes the first turn
+    for (int t = 0; t < n_tiles; ++t) {
+        // K_t and V_{t-1} have landed for every thread of the group, and every warp of the
+        // group is done with tile t-1's products, so K slot (t+1)%2 and V slot t%2 are free.
+        cp_async_wait<0>();
+        named_bar_sync(my_bar, GTHREADS);
+        issue_k(t + 1);
+        issue_v(t);
+
+        if (TURNS) named_bar_sync(my_turn, THREADS);
+        if (t > 0) pv(t - 1);
+        const T* k_tile = k_smem + (t % 2) * BLOCK_KV * D;
+        const int kv_start = t * BLOCK_KV;
+        float s_rmem[MT][BLOCK_KV / 8][4] = {};
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t q_frag[MT][4];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                }
+            }
+        }
+        if (TURNS) named_bar_arrive(other_turn, THREADS);
+
+        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+            float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (needs_mask) {
+                        const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
+                        if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
+                    }
+                    tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+                }
+            }
+            float m_base[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
+                const float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
+                m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
+                const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
+                row_max[m][r] = m_new;
+                row_sum[m][r] *= rescale;
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+                float prob[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));
+                    row_sum[m][e / 2] += prob[e];
+                }
+                p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
+                p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
+            }
+        }
+    }
+    // The last tile's P V, in turn; the turns stay paired (group 1 owes group 0 nothing more).
+    cp_async_wait<0>();
+    named_bar_sync(my_bar, GTHREADS);
+    if (TURNS) named_bar_sync(my_turn, THREADS);
+    if (n_tiles > 0) pv(n_tiles - 1);
+    if (TURNS && group == 0) named_bar_arrive(4, THREADS);
+
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            float sum = row_sum[m][r];
+            sum += __shfl_xor_sync(0xffffffff, sum, 1);
+            sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            if (q_row[m][r] >= p.seqlen_q) continue;
+            const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
+#pragma unroll
+            for (int n = 0; n < D / 8; ++n) {
+                const int col = n * 8 + mma_m16n8_c(lane, 0).col;
+                *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
+            }
+            if (quad_lane(lane) == 0)
+                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[m][r]] =
+                    sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+        }
+    }
+}
+
+
+// Ping-pong over one shared ring: two groups of 4 warps (A = group 0, B = group 1), each
+// with its own query rows, reading the same K/V tiles from one ring of NSTAGES slots, so
+// each tile crosses L2 once per 2 * GROUP_Q rows. Turns alternate A, B, A, ... on the
+// tensor cores. B, which finishes with each tile last, refills the slots and, before it
+// hands the turn to A, waits until the tile A needs next has landed: the turn barrier is
+// also the "tile ready" signal, so A never waits on a copy itself.
+template <typename T, int D, int MT, int BLOCK_KV, int NSTAGES>
+__device__ void cp_async_shared_ring_attention(const AttnParams& p) {
+    constexpr int GW = 4, GTHREADS = GW * 32, THREADS = 2 * GTHREADS;
+    constexpr int GROUP_Q = GW * 16 * MT, BLOCK_Q = 2 * GROUP_Q;
+    static_assert(NSTAGES >= 3, "B refills the slot of tile t-1 while A may still read tile t+1");
+    extern __shared__ __align__(128) unsigned char smem[];
+    const int group = threadIdx.x / GTHREADS, gtid = threadIdx.x % GTHREADS;
+    const int warp = gtid / 32, lane = threadIdx.x % 32;
+    T* q_smem = reinterpret_cast<T*>(smem) + group * GROUP_Q * D;                 // [2][GROUP_Q][D]
+    T* k_smem = reinterpret_cast<T*>(smem) + BLOCK_Q * D;                         // [NSTAGES][BLOCK_KV][D]
+    T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;                                  // [NSTAGES][BLOCK_KV][D]
+    constexpr int TURN_A = 3, TURN_B = 4;
+    const int group_bar = 1 + group;
+
+    const int block_q_start = blockIdx.x * BLOCK_Q;
+    const int q_start = block_q_start + group * GROUP_Q;
+    const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
+    const long long q_stride = static_cast<long long>(p.heads) * D;
+    const long long kv_stride = static_cast<long long>(p.kv_heads) * D;
+    const T* k_gmem = static_cast<const T*>(p.k) + kv_row_offset(p, b, 0, kv_head);
+    const T* v_gmem = static_cast<const T*>(p.v) + kv_row_offset(p, b, 0, kv_head);
+    int kv_end = p.seqlen_k;
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(block_q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    const int n_tiles = ceil_div(kv_end, BLOCK_KV);
+
+    // Only B's threads copy K and V; one commit group per tile.
+    auto issue_kv = [&](int tile) {
+        if (tile < n_tiles) {
+            const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
+            load_tile_async<T, D, BLOCK_KV, GTHREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid, gtid);
+            load_tile_async<T, D, BLOCK_KV, GTHREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid, gtid);
+        }
+        cp_async_commit();
+    };
+    load_tile_async<T, D, GROUP_Q, GTHREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+                                             p.seqlen_q - q_start, gtid);
+    if (group == 0) {
+        cp_async_commit();
+        cp_async_wait<0>();
+        named_bar_sync(group_bar, GTHREADS);  // A's Q is in
+    } else {
+#pragma unroll
+        for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);  // Q_B rides with tile 0
+        cp_async_wait<NSTAGES - 2>();
+        named_bar_sync(group_bar, GTHREADS);  // B's Q and tile 0 are in
+        named_bar_arrive(TURN_A, THREADS);    // A's first turn: tile 0 is visible to it too
+    }
+
+    float o_rmem[MT][D / 8][4] = {};
+    float row_max[MT][2], row_sum[MT][2];
+    int q_row[MT][2];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            row_max[m][r] = -CUDART_INF_F;
+            row_sum[m][r] = 0.f;
+            q_row[m][r] = q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r;
+        }
+    auto q_frag_addr = [&](int m, int kk) {
+        return smem_addr(q_smem + tile_offset<D>((warp * MT + m) * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+    };
+    const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
+    const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
+
+    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
+    auto pv = [&](int tile) {
+        const T* v_tile = v_smem + (tile % NSTAGES) * BLOCK_KV * D;
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+#pragma unroll
+            for (int n = 0; n < D / 8; n += 2) {
+                uint32_t vb[4];
+                ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                    mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+                }
+            }
+        }
+    };
+
+    for (int t = 0; t < n_tiles; ++t) {
+        named_bar_sync(group == 0 ? TURN_A : TURN_B, THREADS);
+        if (t > 0) pv(t - 1);
+        const T* k_tile = k_smem + (t % NSTAGES) * BLOCK_KV * D;
+        const int kv_start = t * BLOCK_KV;
+        float s_rmem[MT][BLOCK_KV / 8][4] = {};
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t q_frag[MT][4];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                }
+            }
+        }
+        if (group == 0) {
+            named_bar_arrive(TURN_B, THREADS);
+        } else {
+            // Every B warp is done with tile t-1 (and A was done with it before B's turn):
+            // refill its slot. Then make tile t+1 visible before A's next turn.
+            cp_async_wait<NSTAGES - 3>();
+            named_bar_sync(group_bar, GTHREADS);
+            issue_kv(t + NSTAGES - 1);
+            named_bar_arrive(TURN_A, THREADS);
+        }
+
+        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+#pragma unroll
+        for (int m = 0; m < MT; ++m) {
+            float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    if (needs_mask) {
+                        const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
+                        if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
+                    }
+                    tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+                }
+            }
+            float m_base[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
+                tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
+                const float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
+                m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
+                const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
+                row_max[m][r] = m_new;
+                row_sum[m][r] *= rescale;
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+                float prob[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));
+                    row_sum[m][e / 2] += prob[e];
+                }
+                p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
+                p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
+            }
+        }
+    }
+    named_bar_sync(group == 0 ? TURN_A : TURN_B, THREADS);
+    if (n_tiles > 0) pv(n_tiles - 1);
+    if (group == 0) named_bar_arrive(TURN_B, THREADS);
+
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            float sum = row_sum[m][r];
+            sum += __shfl_xor_sync(0xffffffff, sum, 1);
+            sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            if (q_row[m][r] >= p.seqlen_q) continue;
+            const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
+#pragma unroll
+            for (int n = 0; n < D / 8; ++n) {
+                const int col = n * 8 + mma_m16n8_c(lane, 0).col;
+                *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
+            }
+            if (quad_lane(lane) == 0)
+                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[m][r]] =
+                    sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+        }
+    }
+}
+
 }  // namespace flashlab
 
 // ANCHOR: variants
@@ -294,4 +685,23 @@ CP_ASYNC_VARIANT(8, 1, 64, 3)
 CP_ASYNC_VARIANT(4, 2, 32, 2)
 CP_ASYNC_VARIANT(4, 2, 32, 3)
 CP_ASYNC_VARIANT(4, 2, 64, 2)
+CP_ASYNC_VARIANT(8, 2, 64, 2)
+
+#define PINGPONG_VARIANT(P, GW, M, KV, TURNS)                                             \
+    template <typename T, int D>                                                        \
+    __device__ void cp_async_##P##GW##m##M##k##KV(const flashlab::AttnParams& p) {      \
+        flashlab::cp_async_pingpong_attention<T, D, GW, M, KV, TURNS>(p);               \
+    }                                                                                   \
+    FLASHLAB_EXPORT_ALL(cp_async_##P##GW##m##M##k##KV, cp_async_##P##GW##m##M##k##KV, 2 * GW * 32)
+PINGPONG_VARIANT(p, 4, 2, 64, true)
+PINGPONG_VARIANT(p, 4, 1, 64, true)
+PINGPONG_VARIANT(g, 4, 2, 64, false)
+#define SHARED_RING_VARIANT(M, KV, S)                                                     \
+    template <typename T, int D>                                                        \
+    __device__ void cp_async_r4m##M##k##KV##s##S(const flashlab::AttnParams& p) {       \
+        flashlab::cp_async_shared_ring_attention<T, D, M, KV, S>(p);                    \
+    }                                                                                   \
+    FLASHLAB_EXPORT_ALL(cp_async_r4m##M##k##KV##s##S, cp_async_r4m##M##k##KV##s##S, 256)
+SHARED_RING_VARIANT(2, 64, 3)
+SHARED_RING_VARIANT(2, 64, 4)
 // ANCHOR_END: variants
