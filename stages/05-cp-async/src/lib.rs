@@ -29,14 +29,6 @@ pub struct Variant {
     pub block_kv: u32,
     /// Slots in the cp.async ring.
     pub stages: u32,
-    /// Two groups of `warps` warps taking turns on the tensor cores, each with its own
-    /// rows and its own 2-slot K and V rings (`cp_async_pingpong_attention`).
-    pub pingpong: bool,
-    /// With `pingpong`: whether the groups take turns (false: two free-running groups, the
-    /// control experiment).
-    pub turns: bool,
-    /// With `pingpong`: one K/V ring of `stages` slots shared by both groups.
-    pub shared_ring: bool,
 }
 
 impl Variant {
@@ -46,48 +38,11 @@ impl Variant {
             m_tiles,
             block_kv,
             stages,
-            pingpong: false,
-            turns: false,
-            shared_ring: false,
-        }
-    }
-
-    const fn pingpong(group_warps: u32, m_tiles: u32, block_kv: u32, turns: bool) -> Variant {
-        Variant {
-            warps: group_warps,
-            m_tiles,
-            block_kv,
-            stages: 2,
-            pingpong: true,
-            turns,
-            shared_ring: false,
-        }
-    }
-
-    const fn shared_ring(m_tiles: u32, block_kv: u32, stages: u32) -> Variant {
-        Variant {
-            warps: 4,
-            m_tiles,
-            block_kv,
-            stages,
-            pingpong: true,
-            turns: true,
-            shared_ring: true,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
-        if self.shared_ring {
-            return format!(
-                "r{}m{}k{}s{}",
-                self.warps, self.m_tiles, self.block_kv, self.stages
-            );
-        }
-        if self.pingpong {
-            let p = if self.turns { "p" } else { "g" };
-            return format!("{p}{}m{}k{}", self.warps, self.m_tiles, self.block_kv);
-        }
         format!(
             "w{}m{}k{}s{}",
             self.warps, self.m_tiles, self.block_kv, self.stages
@@ -95,26 +50,12 @@ impl Variant {
     }
 
     pub fn block_q(&self) -> u32 {
-        self.groups() * 16 * self.warps * self.m_tiles
+        16 * self.warps * self.m_tiles
     }
 
-    fn groups(&self) -> u32 {
-        if self.pingpong { 2 } else { 1 }
-    }
-
-    pub fn threads(&self) -> u32 {
-        self.groups() * self.warps * 32
-    }
-
-    /// The Q tile plus `stages` slots of K and V, 2-byte elements (per group).
+    /// The Q tile plus `stages` slots of K and V, 2-byte elements.
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
-        if self.shared_ring {
-            return (self.block_q() + 2 * self.stages * self.block_kv) * head_dim as u32 * 2;
-        }
-        self.groups()
-            * (16 * self.warps * self.m_tiles + 2 * self.stages * self.block_kv)
-            * head_dim as u32
-            * 2
+        (self.block_q() + 2 * self.stages * self.block_kv) * head_dim as u32 * 2
     }
 }
 
@@ -126,12 +67,6 @@ pub const VARIANTS: &[Variant] = &[
     Variant::new(4, 2, 32, 2),
     Variant::new(4, 2, 32, 3),
     NON_CAUSAL_DEFAULT,
-    Variant::new(8, 2, 64, 2),
-    Variant::pingpong(4, 2, 64, true),
-    Variant::pingpong(4, 1, 64, true),
-    Variant::pingpong(4, 2, 64, false),
-    Variant::shared_ring(2, 64, 3),
-    Variant::shared_ring(2, 64, 4),
 ];
 
 /// 4 warps of 16 rows, BLOCK_KV 64, a 2-slot ring: the default with a causal mask.
@@ -192,7 +127,7 @@ impl Stage for CpAsync {
         gpu.launch(
             &function,
             grid,
-            (v.threads(), 1, 1),
+            (v.warps * 32, 1, 1),
             v.smem_bytes(p.head_dim),
             &args.params,
         )
