@@ -142,7 +142,8 @@ fn tile_offsets_are_the_row_major_offset_swizzled() {
 }
 
 /// Stage 5 steps its ldmatrix addresses instead of recomputing the swizzle: 16 columns
-/// along is one XOR, 8 rows down is one add. Both identities, over every tile position.
+/// along is one XOR (an add for the unswizzled bit 6), 8 rows down is one add. Both
+/// identities, in either order, over every tile position.
 #[test]
 fn swizzled_steps_equal_recomputing_the_offset() {
     use layout_viz::kernel_fns::{
@@ -154,13 +155,14 @@ fn swizzled_steps_equal_recomputing_the_offset() {
                 let start = tile_offset(d, true, row, c0).unwrap();
                 for kk in 0..d / 16 {
                     for n in 0..8 {
+                        let want = tile_offset(d, true, row + 8 * n, c0 + 16 * kk);
                         let stepped =
                             swizzled_step_rows(d, swizzled_step_cols(start, kk), n).unwrap();
-                        assert_eq!(
-                            Some(stepped),
-                            tile_offset(d, true, row + 8 * n, c0 + 16 * kk),
-                            "d{d} row {row} c0 {c0} kk {kk} n {n}"
-                        );
+                        assert_eq!(Some(stepped), want, "d{d} row {row} c0 {c0} kk {kk} n {n}");
+                        // Rows first, then columns (stage 5's Q addresses): the same place.
+                        let rows_first =
+                            swizzled_step_cols(swizzled_step_rows(d, start, n).unwrap(), kk);
+                        assert_eq!(Some(rows_first), want, "d{d} row {row} c0 {c0} kk {kk} n {n}");
                     }
                 }
             }

@@ -39,10 +39,12 @@ __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offse
 
 // ANCHOR: load_tile_async
 // Queues the copy of ROWS global rows into a swizzled tile: one 16-byte cp.async per chunk.
-// Rows past `valid` are zero-filled by the copy itself (src-size 0). The trip count is a
-// compile-time constant and each thread keeps its chunk column, stepping down by
-// THREADS / CHUNKS rows (a multiple of 8, so the swizzle's XOR stays the same): one add
-// per copy instead of a division and a swizzle.
+// The trip count is a compile-time constant and each thread keeps its chunk column,
+// stepping down by THREADS / CHUNKS rows (a multiple of 8, so the swizzle's XOR stays the
+// same): the shared-memory side is an immediate offset, the global side one 64-bit add.
+// A tile with rows past `valid` (only the last one, when seqlen is not a multiple of the
+// tile) takes the slow path, where those rows are zero-filled by the copy itself (src-size
+// 0) and the per-row test costs a compare and a select per copy.
 template <typename T, int D, int ROWS, int THREADS>
 __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
     constexpr int CHUNKS = D / 8;
@@ -50,12 +52,18 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
     static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
     const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
     const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
-    const T* src0 = gmem + r0 * stride + c;
+    const T* src = gmem + r0 * stride + c;
+    const long long src_step = ROW_STEP * stride;
+    if (valid >= ROWS) {
 #pragma unroll
-    for (int i = 0; i < ROWS / ROW_STEP; ++i) {
-        const bool in_range = r0 + i * ROW_STEP < valid;
-        // An out-of-range row reads nothing (src-size 0); its address is only kept valid.
-        cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src0 + i * ROW_STEP * stride : gmem, in_range);
+        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), src);
+    } else {
+#pragma unroll
+        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
+            const bool in_range = r0 + i * ROW_STEP < valid;
+            // An out-of-range row reads nothing (src-size 0); its address is only kept valid.
+            cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src : gmem, in_range);
+        }
     }
 }
 // ANCHOR_END: load_tile_async
@@ -122,9 +130,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
             row_sum[m][r] = 0.f;
             q_row[m][r] = q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r;
         }
-    // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points.
+    // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points:
+    // stepped from the lane's first address like K's and V's below.
+    const int q_off0 = tile_offset<D>(warp * MT * 16 + lane % 16, (lane / 16) * 8);
     auto q_frag_addr = [&](int m, int kk) {
-        return smem_addr(q_smem + tile_offset<D>((warp * MT + m) * 16 + lane % 16, kk * 16 + (lane / 16) * 8));
+        return smem_addr(q_smem + swizzled_step_cols(swizzled_step_rows<D>(q_off0, 2 * m), kk));
     };
     // ANCHOR: lane_offsets
     // This lane's ldmatrix row address in a K and a V tile at the first step (n = kk = 0);

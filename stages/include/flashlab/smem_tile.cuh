@@ -44,8 +44,14 @@ FL_HOST_DEVICE int tile_offset_swizzled(int row, int col) {
 // and moving down 8 rows leaves row % 8, hence the XOR, unchanged:
 //     tile_offset_swizzled(row + 8 * n, col) == tile_offset_swizzled(row, col) + 8 * n * D.
 // A kernel computes one offset per lane and then steps with one XOR or one add (stage 5).
+// One refinement: a lane's starting column is 0 or 8, so bit 6 of its offset (columns
+// 64..127, which the swizzle leaves alone) is 0, and XOR-ing that bit is adding 64. Written
+// as an add, the compiler folds it into the load's immediate offset: only the XOR of bits
+// 4..5 (steps 0..3) stays an instruction, and 3 of those serve all 8 steps at D = 128.
 // The host tests check both identities over the whole tile.
-FL_HOST_DEVICE int swizzled_step_cols(int offset, int col_step16) { return offset ^ (16 * col_step16); }
+FL_HOST_DEVICE int swizzled_step_cols(int offset, int col_step16) {
+    return (offset ^ (16 * (col_step16 & 3))) + 64 * (col_step16 >> 2);
+}
 template <int D>
 FL_HOST_DEVICE int swizzled_step_rows(int offset, int row_step8) {
     return offset + 8 * row_step8 * D;
