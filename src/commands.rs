@@ -170,6 +170,22 @@ fn info(json: bool) -> Result<i32> {
         (None, Some(why)) => println!("gemm       not measured: {why}"),
         _ => {}
     }
+    match (
+        sol.mma_sync_tflops,
+        sol.l2_to_smem_tb_per_s,
+        &sol.ceilings_skipped,
+    ) {
+        (Some(mma), Some(l2), _) => {
+            println!(
+                "mma.sync   {mma:.0} TFLOPS bf16 m16n8k16, fp32 accumulate, nothing else running: the tensor-core ceiling of stages 3-5"
+            );
+            println!(
+                "l2->smem   {l2:.2} TB/s cp.async of 32 KiB tiles from an L2-resident buffer: stage 5's tile path"
+            );
+        }
+        (_, _, Some(why)) => println!("mma.sync   ceilings not measured: {why}"),
+        _ => {}
+    }
     Ok(0)
 }
 

@@ -71,3 +71,31 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
         }
     }
 }
+
+/// The ceiling kernels `flashlab info` and the bench run (harness/kernels/ceilings.cu) are
+/// compiled like the stages', and neither spills.
+#[test]
+fn ceiling_kernels_are_compiled_without_spills() {
+    let bundle = &harness::sol::KERNELS;
+    match bundle.not_compiled_reason() {
+        Some(reason) => assert!(
+            !required(),
+            "the ceiling kernels were not compiled: {reason}"
+        ),
+        None => {
+            let resources = bundle.resources();
+            for name in ["ceiling_mma_sync", "ceiling_l2_to_smem"] {
+                let found: Vec<_> = resources.iter().filter(|r| r.kernel == name).collect();
+                assert!(!found.is_empty(), "{name} missing from the ptxas report");
+                for r in found {
+                    assert_eq!(
+                        r.spill_store_bytes + r.spill_load_bytes,
+                        0,
+                        "{name} on {} spills",
+                        r.arch
+                    );
+                }
+            }
+        }
+    }
+}

@@ -2,11 +2,17 @@
 //! a large device-to-device copy (bytes read + written per second) and a large cuBLAS
 //! bf16 matrix product (TFLOP/s). The roofline in the book and "% of SOL" in the bench
 //! divide by these.
+//!
+//! Two more ceilings belong to the mma.sync stages (3-5), from `kernels/ceilings.cu`: the
+//! rate of `mma.sync.m16n8k16` alone (on Hopper well below cuBLAS, which uses wgmma), and
+//! the rate at which cp.async moves tiles from L2 into shared memory.
 
 use crate::error::CudaContext as _;
 use crate::timing::{tflops, time};
 use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -19,7 +25,17 @@ pub struct SpeedOfLight {
     pub gemm_size: usize,
     /// Why the GEMM was not measured, when it was not.
     pub gemm_skipped: Option<String>,
+    /// mma.sync.m16n8k16 bf16 (fp32 accumulate) with nothing else running: the tensor-core
+    /// ceiling of stages 3-5.
+    pub mma_sync_tflops: Option<f64>,
+    /// cp.async from an L2-resident buffer into shared memory, 32 KiB tiles.
+    pub l2_to_smem_tb_per_s: Option<f64>,
+    /// Why the two ceilings above were not measured, when they were not.
+    pub ceilings_skipped: Option<String>,
 }
+
+/// The ceiling kernels (`harness/kernels/ceilings.cu`).
+pub static KERNELS: crate::KernelBundle = crate::include_kernels!();
 
 pub const COPY_BYTES: usize = 1 << 30;
 pub const GEMM_SIZE: usize = 8192;
@@ -48,13 +64,96 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
     } else {
         (None, Some("libcublas was not found (install the CUDA toolkit or put libcublas on LD_LIBRARY_PATH)".to_string()))
     };
+    let (mma_sync_tflops, l2_to_smem_tb_per_s, ceilings_skipped) =
+        match KERNELS.not_compiled_reason() {
+            Some(why) => (None, None, Some(why)),
+            None => (Some(mma_sync(gpu)?), Some(l2_to_smem(gpu)?), None),
+        };
     Ok(SpeedOfLight {
         copy_gb_per_s,
         copy_bytes: COPY_BYTES,
         gemm_tflops,
         gemm_size: GEMM_SIZE,
         gemm_skipped,
+        mma_sync_tflops,
+        l2_to_smem_tb_per_s,
+        ceilings_skipped,
     })
+}
+
+// ANCHOR: mma_sync_ceiling
+/// 16 warps per SM (4 per scheduler), 8 independent accumulators each: enough that the
+/// tensor pipe, not latency, sets the rate (measured on an H200: 1 warp per scheduler
+/// reaches about 90% of this, 2 warps 98%).
+fn mma_sync(gpu: &Gpu) -> Result<f64> {
+    const THREADS: u32 = 512;
+    const ILP: f64 = 8.0;
+    const ITERS: i32 = 8192;
+    let func = KERNELS.function(gpu, "ceiling_mma_sync")?;
+    let stream = gpu.stream();
+    let blocks = gpu.multiprocessors;
+    let mut out = stream
+        .alloc_zeros::<f32>((blocks * THREADS) as usize)
+        .during("allocating the mma.sync ceiling's output")?;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let t = time(gpu, || {
+        let mut b = stream.launch_builder(&func);
+        b.arg(&mut out).arg(&ITERS);
+        // SAFETY: the kernel takes (float*, int) and writes one float per thread of `out`.
+        unsafe { b.launch(cfg) }.during("launching the mma.sync ceiling")?;
+        Ok(())
+    })?;
+    let warps = f64::from(blocks * THREADS / 32);
+    Ok(tflops(
+        2.0 * 16.0 * 8.0 * 16.0 * ILP * f64::from(ITERS) * warps,
+        t.median_ms,
+    ))
+}
+// ANCHOR_END: mma_sync_ceiling
+
+/// One 256-thread block per SM streaming 32 KiB tiles through a 2-slot ring, as stage 5
+/// does, from a 16 MiB buffer (less than any sm_80+ L2 of 40 MiB and more).
+fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
+    const SRC_BYTES: usize = 16 << 20;
+    const TILES: i32 = 2000;
+    const SMEM: u32 = 2 * 32768;
+    let func = KERNELS.function(gpu, "ceiling_l2_to_smem")?;
+    func.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        SMEM as i32,
+    )
+    .during("raising the dynamic shared-memory limit")?;
+    let stream = gpu.stream();
+    let host: Vec<u32> = random_u16(SRC_BYTES / 4)
+        .into_iter()
+        .map(u32::from)
+        .collect();
+    let src = stream
+        .clone_htod(&host)
+        .during("allocating the L2 ceiling's source")?;
+    let mut sink = stream
+        .alloc_zeros::<i32>(1)
+        .during("allocating the L2 ceiling's sink")?;
+    let chunks = (SRC_BYTES / 16) as i64;
+    let blocks = gpu.multiprocessors;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: SMEM,
+    };
+    let t = time(gpu, || {
+        let mut b = stream.launch_builder(&func);
+        b.arg(&src).arg(&chunks).arg(&TILES).arg(&mut sink);
+        // SAFETY: (const int4*, long long, int, int*): `src` holds `chunks` 16-byte chunks.
+        unsafe { b.launch(cfg) }.during("launching the L2-to-shared-memory ceiling")?;
+        Ok(())
+    })?;
+    let bytes = 32768.0 * f64::from(TILES) * f64::from(blocks);
+    Ok(bytes / (t.median_ms * 1e-3) / 1e12)
 }
 
 fn gemm_bf16(gpu: &Gpu) -> Result<f64> {

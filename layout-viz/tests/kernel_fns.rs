@@ -162,7 +162,11 @@ fn swizzled_steps_equal_recomputing_the_offset() {
                         // Rows first, then columns (stage 5's Q addresses): the same place.
                         let rows_first =
                             swizzled_step_cols(swizzled_step_rows(d, start, n).unwrap(), kk);
-                        assert_eq!(Some(rows_first), want, "d{d} row {row} c0 {c0} kk {kk} n {n}");
+                        assert_eq!(
+                            Some(rows_first),
+                            want,
+                            "d{d} row {row} c0 {c0} kk {kk} n {n}"
+                        );
                     }
                 }
             }

@@ -342,6 +342,11 @@ pub struct SpeedOfLight {
     pub gemm_size: usize,
     #[serde(default)]
     pub gemm_skipped: Option<String>,
+    /// The mma.sync ceiling (`flashlab info`), the one stages 3-5 can approach.
+    #[serde(default)]
+    pub mma_sync_tflops: Option<f64>,
+    #[serde(default)]
+    pub l2_to_smem_tb_per_s: Option<f64>,
 }
 
 /// What was swept and how rows were made.
@@ -732,13 +737,17 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
         eprintln!("baselines will be skipped: {why}");
     }
 
-    eprintln!("measuring the speed of light (copy bandwidth, cuBLAS bf16 GEMM)...");
+    eprintln!(
+        "measuring the speed of light (copy bandwidth, cuBLAS bf16 GEMM, mma.sync, L2 to shared memory)..."
+    );
     let sol = harness::sol::measure(&gpu)?;
     let sol = SpeedOfLight {
         copy_gb_per_s: sol.copy_gb_per_s,
         gemm_tflops: sol.gemm_tflops,
         gemm_size: sol.gemm_size,
         gemm_skipped: sol.gemm_skipped,
+        mma_sync_tflops: sol.mma_sync_tflops,
+        l2_to_smem_tb_per_s: sol.l2_to_smem_tb_per_s,
     };
     match sol.gemm_tflops {
         Some(t) => eprintln!(

@@ -497,9 +497,14 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn results_table(res: &BenchResults) -> String {
     let h = &res.header;
     let mut out = String::new();
+    let mma_sync = h
+        .speed_of_light
+        .mma_sync_tflops
+        .map(|t| format!(" (mma.sync alone, the ceiling of stages 3-5: {t:.0} TFLOPS)"))
+        .unwrap_or_default();
     let sol = match h.speed_of_light.gemm_tflops {
         Some(t) => format!(
-            "cuBLAS bf16 GEMM {t:.0} TFLOPS, copy {:.0} GB/s",
+            "cuBLAS bf16 GEMM {t:.0} TFLOPS{mma_sync}, copy {:.0} GB/s",
             h.speed_of_light.copy_gb_per_s
         ),
         None => format!(

@@ -1,0 +1,61 @@
+// ceilings.cu: two measured ceilings of the mma.sync stages (3-5), for `flashlab info` and
+// the bench: how fast the tensor cores run mma.sync when nothing else competes, and how
+// fast cp.async moves tiles from L2 into shared memory. cuBLAS's GEMM (the other ceiling
+// in `flashlab info`) uses wgmma on Hopper, which these stages do not.
+// Book: "Stage 5: cp.async pipelining".
+#include <stdint.h>
+
+// Every warp issues ILP independent mma.sync.m16n8k16 (bf16 in, fp32 accumulate) per
+// iteration; operands are fixed registers with varied bits (not zeros, which toggle less).
+// FLOPs: 2 * 16 * 8 * 16 * ILP * iters per warp.
+extern "C" __global__ void __launch_bounds__(512) ceiling_mma_sync(float* out, int iters) {
+    constexpr int ILP = 8;
+    uint32_t a[4], b[2];
+    for (int i = 0; i < 4; ++i) a[i] = 0x3f803f80u ^ ((threadIdx.x * 2654435761u + i * 40503u) & 0x007f007fu);
+    for (int i = 0; i < 2; ++i) b[i] = 0x3f803f80u ^ ((threadIdx.x * 2246822519u + i * 9973u) & 0x007f007fu);
+    float acc[ILP][4] = {};
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int j = 0; j < ILP; ++j)
+            asm volatile(
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                "{%0,%1,%2,%3};\n"
+                : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
+                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    }
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < ILP; ++j) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
+// Stage 5's tile path without the math: each block streams 32 KiB tiles (a 64 x 128 bf16
+// K tile and its V tile) from `src`, small enough to stay in L2, into a 2-slot ring in
+// shared memory, 16 bytes per cp.async, waiting and synchronizing per tile as stage 5
+// does. Bytes: 32 KiB * tiles per block. Needs 64 KiB of dynamic shared memory.
+extern "C" __global__ void __launch_bounds__(256) ceiling_l2_to_smem(const int4* __restrict__ src, long long src_chunks,
+                                                                     int tiles, int* sink) {
+    constexpr int STAGES = 2, TILE_CHUNKS = 32768 / 16;
+    extern __shared__ int4 ring[];
+    const long long base = (static_cast<long long>(blockIdx.x) * 7919 * TILE_CHUNKS) % src_chunks;
+    auto issue = [&](int t) {
+        int4* dst = ring + (t % STAGES) * TILE_CHUNKS;
+        const long long off = (base + static_cast<long long>(t) * TILE_CHUNKS) % src_chunks;
+        for (int c = threadIdx.x; c < TILE_CHUNKS; c += blockDim.x) {
+            const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst + c));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + off + c));
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    issue(0);
+    int acc = 0;
+    for (int t = 0; t < tiles; ++t) {
+        issue(t + 1);
+        asm volatile("cp.async.wait_group 1;\n" ::);
+        __syncthreads();
+        acc += reinterpret_cast<const int*>(ring + (t % STAGES) * TILE_CHUNKS)[threadIdx.x];
+        __syncthreads();
+    }
+    asm volatile("cp.async.wait_all;\n" ::);  // the last, unused tile lands before the block ends
+    if (acc == 0x12345678) sink[0] = acc;       // keeps the reads; never true for the data used
+}
