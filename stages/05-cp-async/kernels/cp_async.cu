@@ -68,8 +68,15 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
 }
 // ANCHOR_END: load_tile_async
 
-template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_>
+// A compile-time int as a value, for the generic lambdas below.
+template <int N>
+struct Int {
+    static constexpr int value = N;
+};
+
+template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false>
 __device__ void cp_async_attention(const AttnParams& p) {
+    static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
     // With one m16 tile per warp, Q's fragments fit in registers for the whole loop (as in
@@ -147,9 +154,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
-        issue_kv(t + NSTAGES - 1);
-        cp_async_wait<2 * NSTAGES - 1>();
-        __syncthreads();
+        if constexpr (ONE_BARRIER) {
+            static_assert(NSTAGES == 2, "one barrier per tile: the slot of tile t-1 is refilled with tile t+1");
+            cp_async_wait<0>();
+            __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
+            issue_kv(t + 1);
+        } else {
+            issue_kv(t + NSTAGES - 1);
+            cp_async_wait<2 * NSTAGES - 1>();
+            __syncthreads();
+        }
     // ANCHOR_END: wait_k
 
         if (Q_IN_REGISTERS && t == 0) {
@@ -161,44 +175,49 @@ __device__ void cp_async_attention(const AttnParams& p) {
         const int kv_start = t * BLOCK_KV;
 
         // ANCHOR: qk
-        // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8),
-        // lanes 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once.
+        // S = Q K^T for the m16 tiles M0 <= m < M1. ldmatrix.x4: lanes 0-15 address keys
+        // n*8.. (dims kk*16 + 0 | 8), lanes 16-31 keys (n+1)*8..: B fragments of two 8-key
+        // n-tiles at once, each feeding every m16 tile in the range.
         float s_rmem[MT][BLOCK_KV / 8][4] = {};
+        auto qk = [&](auto M0, auto M1) {
+            constexpr int m0 = decltype(M0)::value, m1 = decltype(M1)::value;
 #pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-            uint32_t q_frag[MT][4];
+            for (int kk = 0; kk < D / 16; ++kk) {
+                uint32_t q_frag[MT][4];
 #pragma unroll
-            for (int m = 0; m < MT; ++m) {
-                if constexpr (Q_IN_REGISTERS) {
+                for (int m = m0; m < m1; ++m) {
+                    if constexpr (Q_IN_REGISTERS) {
 #pragma unroll
-                    for (int i = 0; i < 4; ++i) q_frag[m][i] = q_rmem[kk][i];
-                } else {
-                    ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+                        for (int i = 0; i < 4; ++i) q_frag[m][i] = q_rmem[kk][i];
+                    } else {
+                        ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+                    }
+                }
+#pragma unroll
+                for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+                    uint32_t kb[4];
+                    ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
+#pragma unroll
+                    for (int m = m0; m < m1; ++m) {
+                        mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                        mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                    }
                 }
             }
-#pragma unroll
-            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
-                uint32_t kb[4];
-                ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
-#pragma unroll
-                for (int m = 0; m < MT; ++m) {
-                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
-                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
-                }
-            }
-        }
+        };
         // ANCHOR_END: qk
 
-        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+        // The online softmax of m16 tile M: mask (only on tiles that need it), row max,
+        // rescale of O and the row sum, then P in registers as PV's A fragment.
         uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
+        auto softmax = [&](auto M, auto MASKED) {
+            constexpr int m = decltype(M)::value;
             float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
             for (int n = 0; n < BLOCK_KV / 8; ++n) {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    if (needs_mask) {
+                    if constexpr (decltype(MASKED)::value) {
                         const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
                         if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
                     }
@@ -239,28 +258,53 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
             }
             // ANCHOR_END: probabilities
-        }
+        };
 
-        // ANCHOR: wait_v_pv
-        cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
-        __syncthreads();
-
+        // ANCHOR: pv
         // O += P V. ldmatrix.x4.trans: lanes 0-15 address keys kk*16.. at dims n*8, lanes
         // 16-31 the same keys at dims (n+1)*8: B fragments of two 8-dim n-tiles.
+        auto pv = [&]() {
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
 #pragma unroll
-            for (int n = 0; n < D / 8; n += 2) {
-                uint32_t vb[4];
-                ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
+                for (int n = 0; n < D / 8; n += 2) {
+                    uint32_t vb[4];
+                    ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
 #pragma unroll
-                for (int m = 0; m < MT; ++m) {
-                    mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
-                    mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+                    for (int m = 0; m < MT; ++m) {
+                        mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                        mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+                    }
                 }
             }
+        };
+        // ANCHOR_END: pv
+
+        // ANCHOR: order
+        // Masked and unmasked tiles run separate copies of the code, so the common,
+        // unmasked one is straight-line code the compiler can schedule as a whole: the
+        // softmax of one m16 tile overlaps the other's and, with one barrier per tile
+        // (V already waited for), the first P V products.
+        auto tile = [&](auto MASKED) {
+            qk(Int<0>{}, Int<MT>{});
+            softmax(Int<0>{}, MASKED);
+            if constexpr (MT == 2) softmax(Int<1>{}, MASKED);
+            if constexpr (ONE_BARRIER) pv();
+        };
+        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+        if (needs_mask)
+            tile(Int<1>{});
+        else
+            tile(Int<0>{});
+        // ANCHOR_END: order
+
+        // ANCHOR: wait_v_pv
+        if constexpr (!ONE_BARRIER) {
+            cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
+            __syncthreads();
+            pv();
+            __syncthreads();  // every warp is done with this slot before it is refilled
         }
-        __syncthreads();  // every warp is done with this slot before it is refilled
         // ANCHOR_END: wait_v_pv
     }
 
@@ -289,19 +333,21 @@ __device__ void cp_async_attention(const AttnParams& p) {
 }  // namespace flashlab
 
 // ANCHOR: variants
-// Every (warps, m16 tiles per warp, BLOCK_KV, stages) variant, exported as
-// cp_async_w<W>m<M>k<KV>s<S>_<dtype>_d<D>; src/lib.rs lists the same set in VARIANTS.
-// Two m16 tiles per warp use BLOCK_KV = 32: with 64, S and O need more than 255 registers.
-#define CP_ASYNC_VARIANT(W, M, KV, S)                                                     \
-    template <typename T, int D>                                                        \
-    __device__ void cp_async_w##W##m##M##k##KV##s##S(const flashlab::AttnParams& p) {   \
-        flashlab::cp_async_attention<T, D, W, M, KV, S>(p);                             \
-    }                                                                                   \
-    FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S, cp_async_w##W##m##M##k##KV##s##S, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2)
-CP_ASYNC_VARIANT(8, 1, 64, 2)
-CP_ASYNC_VARIANT(8, 1, 64, 3)
-CP_ASYNC_VARIANT(4, 2, 32, 2)
-CP_ASYNC_VARIANT(4, 2, 32, 3)
-CP_ASYNC_VARIANT(4, 2, 64, 2)
+// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b]_<dtype>_d<D>: W warps of M m16
+// tiles, BLOCK_KV = KV, an S-slot ring, and `b` for one barrier per tile (ONE_BARRIER);
+// src/lib.rs lists the same set in VARIANTS.
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, SUFFIX)                                                        \
+    template <typename T, int D>                                                                       \
+    __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B>(p);                                         \
+    }                                                                                                  \
+    FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, b)
 // ANCHOR_END: variants
