@@ -7,9 +7,9 @@
 
 // Every warp issues ILP independent mma.sync.m16n8k16 (bf16 in, fp32 accumulate) per
 // iteration; operands are fixed registers with varied bits (not zeros, which toggle less).
-// FLOPs: 2 * 16 * 8 * 16 * ILP * iters per warp.
-extern "C" __global__ void __launch_bounds__(512) ceiling_mma_sync(float* out, int iters) {
-    constexpr int ILP = 8;
+// FLOPs: 2 * 16 * 8 * 16 * ILP * iters per warp. bench/micro/mma_sync_peak.cu sweeps ILP.
+template <int ILP>
+__device__ __forceinline__ void mma_sync_stream(float* out, int iters) {
     uint32_t a[4], b[2];
     for (int i = 0; i < 4; ++i) a[i] = 0x3f803f80u ^ ((threadIdx.x * 2654435761u + i * 40503u) & 0x007f007fu);
     for (int i = 0; i < 2; ++i) b[i] = 0x3f803f80u ^ ((threadIdx.x * 2246822519u + i * 9973u) & 0x007f007fu);
@@ -28,6 +28,8 @@ extern "C" __global__ void __launch_bounds__(512) ceiling_mma_sync(float* out, i
     for (int j = 0; j < ILP; ++j) s += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
+
+extern "C" __global__ void __launch_bounds__(512) ceiling_mma_sync(float* out, int iters) { mma_sync_stream<8>(out, iters); }
 
 // Stage 5's tile path without the math: each block streams 32 KiB tiles (a 64 x 128 bf16
 // K tile and its V tile) from `src`, small enough to stay in L2, into a 2-slot ring in
