@@ -175,17 +175,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
         const int kv_start = t * BLOCK_KV;
 
         // ANCHOR: qk
-        // S = Q K^T for the m16 tiles M0 <= m < M1. ldmatrix.x4: lanes 0-15 address keys
-        // n*8.. (dims kk*16 + 0 | 8), lanes 16-31 keys (n+1)*8..: B fragments of two 8-key
-        // n-tiles at once, each feeding every m16 tile in the range.
+        // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8), lanes
+        // 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once, each feeding every
+        // m16 tile of the warp.
         float s_rmem[MT][BLOCK_KV / 8][4] = {};
-        auto qk = [&](auto M0, auto M1) {
-            constexpr int m0 = decltype(M0)::value, m1 = decltype(M1)::value;
+        auto qk = [&]() {
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) {
                 uint32_t q_frag[MT][4];
 #pragma unroll
-                for (int m = m0; m < m1; ++m) {
+                for (int m = 0; m < MT; ++m) {
                     if constexpr (Q_IN_REGISTERS) {
 #pragma unroll
                         for (int i = 0; i < 4; ++i) q_frag[m][i] = q_rmem[kk][i];
@@ -198,7 +197,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     uint32_t kb[4];
                     ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
 #pragma unroll
-                    for (int m = m0; m < m1; ++m) {
+                    for (int m = 0; m < MT; ++m) {
                         mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
                         mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
                     }
@@ -286,7 +285,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
         auto tile = [&](auto MASKED) {
-            qk(Int<0>{}, Int<MT>{});
+            qk();
             softmax(Int<0>{}, MASKED);
             if constexpr (MT == 2) softmax(Int<1>{}, MASKED);
             if constexpr (ONE_BARRIER) pv();
