@@ -32,6 +32,9 @@ pub struct Variant {
     /// One barrier per tile (name suffix `b`): wait for K and V together, then refill the
     /// slot every warp has just finished with. Needs a 2-slot ring.
     pub one_barrier: bool,
+    /// The pipelined loop (name suffix `p`): tile t's softmax in one straight-line block
+    /// with tile t-1's P V, K one tile ahead of V, one barrier per tile. Needs a 2-slot ring.
+    pub pipelined: bool,
 }
 
 impl Variant {
@@ -42,18 +45,27 @@ impl Variant {
             block_kv,
             stages,
             one_barrier: false,
+            pipelined: false,
+        }
+    }
+
+    const fn pipelined(warps: u32, m_tiles: u32, block_kv: u32) -> Variant {
+        Variant {
+            pipelined: true,
+            ..Variant::new(warps, m_tiles, block_kv, 2)
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}",
+            "w{}m{}k{}s{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
             self.stages,
-            if self.one_barrier { "b" } else { "" }
+            if self.one_barrier { "b" } else { "" },
+            if self.pipelined { "p" } else { "" }
         )
     }
 
@@ -80,6 +92,9 @@ pub const VARIANTS: &[Variant] = &[
         one_barrier: true,
         ..Variant::new(4, 1, 64, 2)
     },
+    Variant::pipelined(4, 2, 64),
+    Variant::pipelined(4, 2, 32),
+    Variant::pipelined(4, 1, 64),
 ];
 
 /// 4 warps of 32 rows (two m16 tiles each), BLOCK_KV 64, a 2-slot ring, K and V waited
