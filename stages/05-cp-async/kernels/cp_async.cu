@@ -74,10 +74,10 @@ struct Int {
     static constexpr int value = N;
 };
 
-template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool PIPELINED = false>
+template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool PACKED_EXP = false,
+          bool NO_END_BARRIER = false, int ABLATE = 0, bool LAZY = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
-    static_assert(!(ONE_BARRIER && PIPELINED), "the pipelined loop has one barrier per tile already");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
     // With one m16 tile per warp, Q's fragments fit in registers for the whole loop (as in
@@ -108,47 +108,31 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        if (tile < n_tiles)
+        if (tile < n_tiles && (ABLATE != 7 || tile < NSTAGES))
             load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
-        if (tile < n_tiles)
+        if (tile < n_tiles && (ABLATE != 7 || tile < NSTAGES))
             load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
     // ANCHOR_END: issue_kv
-    // ANCHOR: issue_pipelined
-    // The pipelined loop (PIPELINED) computes S of tile t while P V runs for tile t-1, so
-    // it needs K one tile ahead of V: one commit group per iteration, K_{t+1} and V_t.
-    auto issue_k_next_v = [&](int t) {
-        const int kv_next = (t + 1) * BLOCK_KV, kv_start = t * BLOCK_KV;
-        if (t + 1 < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + ((t + 1) % 2) * BLOCK_KV * D, k_gmem + kv_next * kv_stride, kv_stride,
-                                                     p.seqlen_k - kv_next);
-        if (t < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + (t % 2) * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride,
-                                                     p.seqlen_k - kv_start);
-        cp_async_commit();
-    };
-    // ANCHOR_END: issue_pipelined
 
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
     load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                             p.seqlen_q - q_start);
-    if constexpr (PIPELINED) {
-        static_assert(NSTAGES == 2, "the pipelined loop keeps K one tile ahead in a 2-slot ring");
-        if (n_tiles > 0) load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem, k_gmem, kv_stride, p.seqlen_k);
-        cp_async_commit();
-    } else {
 #pragma unroll
-        for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
-    }
+    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
     // ANCHOR_END: prologue
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
     uint32_t q_rmem[Q_IN_REGISTERS ? D / 16 : 1][4];
     float o_rmem[MT][D / 8][4] = {};
+    // row_sum: this lane's partial sums (a quad adds them at the end), or with PACKED_EXP
+    // the whole row's sum from the tensor cores, as the C fragment of P times ones.
     float row_max[MT][2], row_sum[MT][2];
+    float l_frag[MT][4] = {};
+    float rescale_o[MT][2];
     int q_row[MT][2];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -171,8 +155,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
     const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
     // ANCHOR_END: lane_offsets
 
-    // The tile's steps, each on the tile it is given, so that the plain loop runs them on
-    // one tile and the pipelined loop on two.
     // ANCHOR: qk
     // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8), lanes
     // 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once, each feeding every
@@ -211,11 +193,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // ANCHOR_END: qk
 
     // The online softmax of m16 tile M: mask (only on tiles that need it), row max, the
-    // rescale of the row sum and of O, then P in registers as PV's A fragment. The
-    // pipelined loop leaves O alone here (O_NOW false) and gets the factor in `rescale_out`:
-    // O still has tile t-1's P V to receive, so it is rescaled just before tile t's.
-    auto softmax = [&](auto M, auto MASKED, auto O_NOW, int kv_start, float (&s_rmem)[MT][BLOCK_KV / 8][4],
-                       uint32_t (&p_rmem)[MT][BLOCK_KV / 16][4], float (&rescale_out)[MT][2]) {
+    // rescale of the row sum and of O, then P in registers as PV's A fragment.
+    auto softmax = [&](auto M, auto MASKED, int kv_start, float (&s_rmem)[MT][BLOCK_KV / 8][4],
+                       uint32_t (&p_rmem)[MT][BLOCK_KV / 16][4]) {
         constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
@@ -226,7 +206,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
                     if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
                 }
-                tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+                if constexpr (ABLATE != 3) tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
             }
         }
 
@@ -234,36 +214,55 @@ __device__ void cp_async_attention(const AttnParams& p) {
         float m_base[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
+            if constexpr (ABLATE == 3) tile_max[r] = s_rmem[m][0][2 * r];
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
             // The scale is positive, so max(s) * scale is the max of the scaled scores.
-            const float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
+            float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
+            // LAZY: keep the old max unless the new one is more than 2^8 larger, so P stays
+            // below 256 (fine in bf16 and f16) and O's rescale is almost always skipped.
+            if constexpr (LAZY) m_new = tile_max[r] * p.scale_log2 > row_max[m][r] + 8.f ? m_new : row_max[m][r];
             m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
             const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
             row_max[m][r] = m_new;
             row_sum[m][r] *= rescale;
-            rescale_out[m][r] = rescale;
-            if constexpr (decltype(O_NOW)::value) {
+            l_frag[m][2 * r] *= rescale;
+            rescale_o[m][r] = rescale;
 #pragma unroll
-                for (int n = 0; n < D / 8; ++n) {
-                    o_rmem[m][n][2 * r] *= rescale;
-                    o_rmem[m][n][2 * r + 1] *= rescale;
-                }
+            for (int n = 0; n < (ABLATE == 2 || LAZY ? 0 : D / 8); ++n) {
+                o_rmem[m][n][2 * r] *= rescale;
+                o_rmem[m][n][2 * r + 1] *= rescale;
             }
         }
         // ANCHOR_END: rescale
 
         // ANCHOR: probabilities
+        if constexpr (PACKED_EXP) {
+            // Two probabilities per MUFU (exp2_pack), straight into PV's A fragment, and
+            // the row sums on the tensor cores: P times a B fragment of ones leaves each
+            // row's sum, over all 16 keys of the k-step, in every column of C.
 #pragma unroll
-        for (int n = 0; n < BLOCK_KV / 8; ++n) {
-            float prob[4];
+            for (int n = 0; n < BLOCK_KV / 8; ++n)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));  // one FFMA + one MUFU
-                row_sum[m][e / 2] += prob[e];
+                for (int h2 = 0; h2 < 2; ++h2)
+                    p_rmem[m][n / 2][(n % 2) * 2 + h2] =
+                        pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[h2])),
+                                 fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[h2])));
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
+        } else {
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+                float prob[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    prob[e] = fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]);
+                    if constexpr (ABLATE != 1) prob[e] = fast_exp2(prob[e]);  // one FFMA + one MUFU
+                    row_sum[m][e / 2] += prob[e];
+                }
+                p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
+                p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
             }
-            p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
-            p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
         }
         // ANCHOR_END: probabilities
     };
@@ -293,9 +292,23 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
     float s_rmem[MT][BLOCK_KV / 8][4];
     uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-    float rescale[MT][2];
+    // LAZY: O's rescale, done before P V only when some row of the warp needs it.
+    auto rescale_o_lazily = [&]() {
+        bool needed = false;
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) needed |= rescale_o[m][r] != 1.f;
+        if (__any_sync(0xffffffff, needed)) {
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_o[m][e / 2];
+        }
+    };
 
-    if constexpr (!PIPELINED) {
     // ANCHOR: wait_k
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
@@ -305,10 +318,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
             cp_async_wait<0>();
             __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
             issue_kv(t + 1);
+        } else if constexpr (NO_END_BARRIER) {
+            // Wait for K_t first, then refill: this barrier also shows that every warp is
+            // done with tile t-1, so the end-of-iteration barrier goes.
+            cp_async_wait<2 * NSTAGES - 3>();
+            __syncthreads();
+            issue_kv(t + NSTAGES - 1);
         } else {
             issue_kv(t + NSTAGES - 1);
             cp_async_wait<2 * NSTAGES - 1>();
-            __syncthreads();
+            if constexpr (ABLATE != 4) __syncthreads();
         }
     // ANCHOR_END: wait_k
 
@@ -326,10 +345,21 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
         auto tile = [&](auto MASKED) {
-            qk(k_tile, s_rmem);
-            softmax(Int<0>{}, MASKED, Int<1>{}, kv_start, s_rmem, p_rmem, rescale);
-            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, Int<1>{}, kv_start, s_rmem, p_rmem, rescale);
-            if constexpr (ONE_BARRIER) pv(v_tile, p_rmem);
+            if constexpr (ABLATE != 5) qk(k_tile, s_rmem);
+            else {
+#pragma unroll
+                for (int m = 0; m < MT; ++m)
+#pragma unroll
+                    for (int n = 0; n < BLOCK_KV / 8; ++n)
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = __int_as_float(p_rmem[m][n / 2][e]) + e;
+            }
+            softmax(Int<0>{}, MASKED, kv_start, s_rmem, p_rmem);
+            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start, s_rmem, p_rmem);
+            if constexpr (ONE_BARRIER) {
+                if constexpr (LAZY) rescale_o_lazily();
+                pv(v_tile, p_rmem);
+            }
         };
         if (needs_mask(kv_start))
             tile(Int<1>{});
@@ -340,77 +370,12 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // ANCHOR: wait_v_pv
         if constexpr (!ONE_BARRIER) {
             cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
-            __syncthreads();
-            pv(v_tile, p_rmem);
-            __syncthreads();  // every warp is done with this slot before it is refilled
+            if constexpr (ABLATE != 4) __syncthreads();
+            if constexpr (LAZY) rescale_o_lazily();
+            if constexpr (ABLATE != 6) pv(v_tile, p_rmem);
+            if constexpr (!NO_END_BARRIER && ABLATE != 4) __syncthreads();  // every warp is done with this slot before it is refilled
         }
         // ANCHOR_END: wait_v_pv
-    }
-    } else {
-    // ANCHOR: pipelined
-    // Software pipelining (book: "Stage 5", step 10): iteration t computes S_t = Q K_t^T,
-    // then tile t's softmax and tile t-1's P V, which do not depend on each other, in one
-    // straight-line block, so the scheduler can issue the softmax's FFMA, MUFU and shuffles
-    // between the P V HMMAs of the same warp. K runs one tile ahead of V in the ring; one
-    // barrier per tile both publishes K_t and V_{t-1} and frees the slots of K_{t-1} and
-    // V_{t-2} for refilling.
-    uint32_t p_prev[MT][BLOCK_KV / 16][4];
-    float rescale_prev[MT][2];
-    for (int t = 0; t < n_tiles; ++t) {
-        cp_async_wait<0>();
-        __syncthreads();  // K_t and V_{t-1} are in; every warp is done with K_{t-1} and V_{t-2}
-        issue_k_next_v(t);
-        if (Q_IN_REGISTERS && t == 0) {
-#pragma unroll
-            for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_rmem[kk], q_frag_addr(0, kk));
-        }
-        const T* k_tile = k_smem + (t % 2) * BLOCK_KV * D;
-        const T* v_prev = v_smem + ((t + 1) % 2) * BLOCK_KV * D;  // V_{t-1}
-        const int kv_start = t * BLOCK_KV;
-        auto tile = [&](auto FIRST, auto MASKED) {
-            qk(k_tile, s_rmem);
-            softmax(Int<0>{}, MASKED, Int<0>{}, kv_start, s_rmem, p_rmem, rescale);
-            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, Int<0>{}, kv_start, s_rmem, p_rmem, rescale);
-            if constexpr (!decltype(FIRST)::value) {
-                // O, still at tile t-2's scale, takes tile t-1's factor, then its P V.
-#pragma unroll
-                for (int m = 0; m < MT; ++m)
-#pragma unroll
-                    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_prev[m][e / 2];
-                pv(v_prev, p_prev);
-            }
-        };
-        const bool masked = needs_mask(kv_start);
-        if (t == 0) {
-            if (masked) tile(Int<1>{}, Int<1>{}); else tile(Int<1>{}, Int<0>{});
-        } else {
-            if (masked) tile(Int<0>{}, Int<1>{}); else tile(Int<0>{}, Int<0>{});
-        }
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) rescale_prev[m][r] = rescale[m][r];
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_KV / 16; ++kk)
-#pragma unroll
-                for (int i = 0; i < 4; ++i) p_prev[m][kk][i] = p_rmem[m][kk][i];
-        }
-    }
-    // The last tile's P V, once its V has landed.
-    if (n_tiles > 0) {
-        cp_async_wait<0>();
-        __syncthreads();
-#pragma unroll
-        for (int m = 0; m < MT; ++m)
-#pragma unroll
-            for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_prev[m][e / 2];
-        pv(v_smem + ((n_tiles - 1) % 2) * BLOCK_KV * D, p_prev);
-    }
-    // ANCHOR_END: pipelined
     }
 
 #pragma unroll
@@ -420,6 +385,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             float sum = row_sum[m][r];
             sum += __shfl_xor_sync(0xffffffff, sum, 1);
             sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            if constexpr (PACKED_EXP) sum = l_frag[m][2 * r];
             if (q_row[m][r] >= p.seqlen_q) continue;
             const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
             T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
@@ -438,24 +404,45 @@ __device__ void cp_async_attention(const AttnParams& p) {
 }  // namespace flashlab
 
 // ANCHOR: variants
-// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b|p]_<dtype>_d<D>: W warps of M m16
-// tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER) and `p`
-// for the pipelined loop (PIPELINED); src/lib.rs lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, P, SUFFIX)                                                     \
+// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][e]_<dtype>_d<D>: W warps of M
+// m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
+// for packed exp2 (PACKED_EXP), `e` for no end-of-tile barrier (NO_END_BARRIER); src/lib.rs
+// lists the same set in VARIANTS.
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, E, SUFFIX, ...)                                             \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, P>(p);                                      \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, E, 0, ##__VA_ARGS__>(p);                 \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, true, p)
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, true, p)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, true, p)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, true, false, x)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, e)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, true, true, xe)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, r, true)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, er, true)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, bxr, true)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, br, true)
+// Ablations (experiment only: wrong results, timing with --no-check): A1 no MUFU, A2 no O
+// rescale, A3 no row max, A4 no barriers, A5 no Q K^T, A6 no P V, A7 no loads after the first.
+#define CP_ASYNC_ABLATION(N)                                                                           \
+    template <typename T, int D>                                                                       \
+    __device__ void cp_async_w4m2k64s2a##N(const flashlab::AttnParams& p) {                            \
+        flashlab::cp_async_attention<T, D, 4, 2, 64, 2, false, false, false, N>(p);                    \
+    }                                                                                                  \
+    FLASHLAB_EXPORT_ALL(cp_async_w4m2k64s2a##N, cp_async_w4m2k64s2a##N, 128)
+CP_ASYNC_ABLATION(1)
+CP_ASYNC_ABLATION(2)
+CP_ASYNC_ABLATION(3)
+CP_ASYNC_ABLATION(4)
+CP_ASYNC_ABLATION(5)
+CP_ASYNC_ABLATION(6)
+CP_ASYNC_ABLATION(7)
 // ANCHOR_END: variants

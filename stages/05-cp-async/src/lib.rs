@@ -32,9 +32,16 @@ pub struct Variant {
     /// One barrier per tile (name suffix `b`): wait for K and V together, then refill the
     /// slot every warp has just finished with. Needs a 2-slot ring.
     pub one_barrier: bool,
-    /// The pipelined loop (name suffix `p`): tile t's softmax in one straight-line block
-    /// with tile t-1's P V, K one tile ahead of V, one barrier per tile. Needs a 2-slot ring.
-    pub pipelined: bool,
+    /// Row sums on the tensor cores (name suffix `x`): P times ones.
+    pub packed_exp: bool,
+    /// No end-of-tile barrier (suffix `e`): the refill waits for the next tile's first
+    /// barrier instead.
+    pub no_end_barrier: bool,
+    /// Lazy rescale (suffix `r`): the row max moves only by more than 2^8, and O is
+    /// rescaled, before P V, only when some row's max moved.
+    pub lazy: bool,
+    /// Experiment only: which part is removed (0: none).
+    pub ablation: u32,
 }
 
 impl Variant {
@@ -45,28 +52,25 @@ impl Variant {
             block_kv,
             stages,
             one_barrier: false,
-            pipelined: false,
-        }
-    }
-
-    const fn pipelined(warps: u32, m_tiles: u32, block_kv: u32) -> Variant {
-        Variant {
-            pipelined: true,
-            ..Variant::new(warps, m_tiles, block_kv, 2)
+            packed_exp: false,
+            no_end_barrier: false,
+            ablation: 0,
+            lazy: false,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}",
+            "w{}m{}k{}s{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
             self.stages,
             if self.one_barrier { "b" } else { "" },
-            if self.pipelined { "p" } else { "" }
-        )
+            if self.packed_exp { "x" } else { "" },
+            if self.no_end_barrier { "e" } else { "" }
+        ) + if self.lazy { "r" } else { "" } + &if self.ablation > 0 { format!("a{}", self.ablation) } else { String::new() }
     }
 
     pub fn block_q(&self) -> u32 {
@@ -92,10 +96,31 @@ pub const VARIANTS: &[Variant] = &[
         one_barrier: true,
         ..Variant::new(4, 1, 64, 2)
     },
-    Variant::pipelined(4, 2, 64),
-    Variant::pipelined(4, 2, 32),
-    Variant::pipelined(4, 1, 64),
+    Variant {
+        packed_exp: true,
+        ..D128_DEFAULT
+    },
+    Variant {
+        packed_exp: true,
+        ..D64_DEFAULT
+    },
+    Variant {
+        no_end_barrier: true,
+        ..D128_DEFAULT
+    },
+    Variant {
+        packed_exp: true,
+        no_end_barrier: true,
+        ..D128_DEFAULT
+    },
+    Variant { lazy: true, ..D128_DEFAULT },
+    Variant { lazy: true, no_end_barrier: true, ..D128_DEFAULT },
+    Variant { lazy: true, packed_exp: true, ..D64_DEFAULT },
+    Variant { lazy: true, ..D64_DEFAULT },
 ];
+
+/// Experiment only: `w4m2k64s2a<N>`, the default with one part removed (wrong results).
+pub const ABLATIONS: u32 = 7;
 
 /// 4 warps of 32 rows (two m16 tiles each), BLOCK_KV 64, a 2-slot ring, K and V waited
 /// for separately: FlashAttention-2's shape, the default at head dim 128.
@@ -124,6 +149,11 @@ pub fn variant(head_dim: usize) -> Result<Variant> {
     let Ok(name) = std::env::var("FLASHLAB_STAGE5") else {
         return Ok(default_variant(head_dim));
     };
+    if let Some(n) = name.trim().strip_prefix("w4m2k64s2a") {
+        if n.parse::<u32>().is_ok_and(|n| (1..=ABLATIONS).contains(&n)) {
+            return Ok(Variant { ablation: n.parse().unwrap(), ..D128_DEFAULT });
+        }
+    }
     VARIANTS
         .iter()
         .copied()

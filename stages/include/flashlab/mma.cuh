@@ -68,6 +68,14 @@ __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
+// Two 1.0s packed as T: the B fragment that turns an mma into a row sum (stage 5's P 1).
+template <typename T>
+__device__ __forceinline__ constexpr uint32_t ones2();
+template <>
+__device__ __forceinline__ constexpr uint32_t ones2<__nv_bfloat16>() { return 0x3f803f80u; }
+template <>
+__device__ __forceinline__ constexpr uint32_t ones2<__half>() { return 0x3c003c00u; }
+
 // ANCHOR: cp_async
 // cp.async: a 16-byte global-to-shared copy that bypasses registers and L1 (.cg). With
 // `valid` false it writes 16 zero bytes and reads nothing (src-size 0), which is how
