@@ -74,8 +74,8 @@ struct Int {
     static constexpr int value = N;
 };
 
-template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool PACKED_EXP = false,
-          bool NO_END_BARRIER = false, int ABLATE = 0, bool LAZY = false>
+template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
+          bool LAZY = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -108,10 +108,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        if (tile < n_tiles && (ABLATE != 7 || tile < NSTAGES))
+        if (tile < n_tiles)
             load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
-        if (tile < n_tiles && (ABLATE != 7 || tile < NSTAGES))
+        if (tile < n_tiles)
             load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
@@ -128,11 +128,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
     uint32_t q_rmem[Q_IN_REGISTERS ? D / 16 : 1][4];
     float o_rmem[MT][D / 8][4] = {};
-    // row_sum: this lane's partial sums (a quad adds them at the end), or with PACKED_EXP
-    // the whole row's sum from the tensor cores, as the C fragment of P times ones.
+    // row_sum: this lane's partial sums (a quad adds them at the end); with ROWSUM_MMA,
+    // l_frag: the whole row's sum from the tensor cores, as the C fragment of P times ones.
     float row_max[MT][2], row_sum[MT][2];
     float l_frag[MT][4] = {};
-    float rescale_o[MT][2];
+    float rescale_o[MT][2];  // LAZY: O's factor, applied just before P V
     int q_row[MT][2];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -206,7 +206,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
                     if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
                 }
-                if constexpr (ABLATE != 3) tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+                tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
             }
         }
 
@@ -214,13 +214,13 @@ __device__ void cp_async_attention(const AttnParams& p) {
         float m_base[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            if constexpr (ABLATE == 3) tile_max[r] = s_rmem[m][0][2 * r];
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
             // The scale is positive, so max(s) * scale is the max of the scaled scores.
             float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
-            // LAZY: keep the old max unless the new one is more than 2^8 larger, so P stays
-            // below 256 (fine in bf16 and f16) and O's rescale is almost always skipped.
+            // LAZY (FlashAttention-4's trick): keep the old max unless the new one is more
+            // than 8 larger (in log2 units), so P stays below 2^8, exact in bf16 and f16,
+            // and after the first tiles O's rescale is almost always skipped.
             if constexpr (LAZY) m_new = tile_max[r] * p.scale_log2 > row_max[m][r] + 8.f ? m_new : row_max[m][r];
             m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
             const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
@@ -229,7 +229,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             l_frag[m][2 * r] *= rescale;
             rescale_o[m][r] = rescale;
 #pragma unroll
-            for (int n = 0; n < (ABLATE == 2 || LAZY ? 0 : D / 8); ++n) {
+            for (int n = 0; n < (LAZY ? 0 : D / 8); ++n) {
                 o_rmem[m][n][2 * r] *= rescale;
                 o_rmem[m][n][2 * r + 1] *= rescale;
             }
@@ -237,10 +237,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // ANCHOR_END: rescale
 
         // ANCHOR: probabilities
-        if constexpr (PACKED_EXP) {
-            // Two probabilities per MUFU (exp2_pack), straight into PV's A fragment, and
-            // the row sums on the tensor cores: P times a B fragment of ones leaves each
-            // row's sum, over all 16 keys of the k-step, in every column of C.
+        if constexpr (ROWSUM_MMA) {
+            // The row sums on the tensor cores: P times a B fragment of ones leaves each
+            // row's sum over the k-step's 16 keys in every column of C, the whole row's and
+            // not one lane's, so no shuffles either. 8 HMMA per tile replace 64 FADD, and
+            // the sum is of P as rounded for P V.
 #pragma unroll
             for (int n = 0; n < BLOCK_KV / 8; ++n)
 #pragma unroll
@@ -256,8 +257,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 float prob[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    prob[e] = fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]);
-                    if constexpr (ABLATE != 1) prob[e] = fast_exp2(prob[e]);  // one FFMA + one MUFU
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));  // one FFMA + one MUFU
                     row_sum[m][e / 2] += prob[e];
                 }
                 p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
@@ -292,7 +292,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
     float s_rmem[MT][BLOCK_KV / 8][4];
     uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-    // LAZY: O's rescale, done before P V only when some row of the warp needs it.
+    // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
+    // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
     auto rescale_o_lazily = [&]() {
         bool needed = false;
 #pragma unroll
@@ -318,16 +319,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
             cp_async_wait<0>();
             __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
             issue_kv(t + 1);
-        } else if constexpr (NO_END_BARRIER) {
-            // Wait for K_t first, then refill: this barrier also shows that every warp is
-            // done with tile t-1, so the end-of-iteration barrier goes.
-            cp_async_wait<2 * NSTAGES - 3>();
-            __syncthreads();
-            issue_kv(t + NSTAGES - 1);
         } else {
             issue_kv(t + NSTAGES - 1);
             cp_async_wait<2 * NSTAGES - 1>();
-            if constexpr (ABLATE != 4) __syncthreads();
+            __syncthreads();
         }
     // ANCHOR_END: wait_k
 
@@ -345,15 +340,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
         auto tile = [&](auto MASKED) {
-            if constexpr (ABLATE != 5) qk(k_tile, s_rmem);
-            else {
-#pragma unroll
-                for (int m = 0; m < MT; ++m)
-#pragma unroll
-                    for (int n = 0; n < BLOCK_KV / 8; ++n)
-#pragma unroll
-                        for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = __int_as_float(p_rmem[m][n / 2][e]) + e;
-            }
+            qk(k_tile, s_rmem);
             softmax(Int<0>{}, MASKED, kv_start, s_rmem, p_rmem);
             if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start, s_rmem, p_rmem);
             if constexpr (ONE_BARRIER) {
@@ -370,10 +357,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // ANCHOR: wait_v_pv
         if constexpr (!ONE_BARRIER) {
             cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
-            if constexpr (ABLATE != 4) __syncthreads();
+            __syncthreads();
             if constexpr (LAZY) rescale_o_lazily();
-            if constexpr (ABLATE != 6) pv(v_tile, p_rmem);
-            if constexpr (!NO_END_BARRIER && ABLATE != 4) __syncthreads();  // every warp is done with this slot before it is refilled
+            pv(v_tile, p_rmem);
+            __syncthreads();  // every warp is done with this slot before it is refilled
         }
         // ANCHOR_END: wait_v_pv
     }
@@ -385,7 +372,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             float sum = row_sum[m][r];
             sum += __shfl_xor_sync(0xffffffff, sum, 1);
             sum += __shfl_xor_sync(0xffffffff, sum, 2);
-            if constexpr (PACKED_EXP) sum = l_frag[m][2 * r];
+            if constexpr (ROWSUM_MMA) sum = l_frag[m][2 * r];
             if (q_row[m][r] >= p.seqlen_q) continue;
             const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
             T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
@@ -404,14 +391,14 @@ __device__ void cp_async_attention(const AttnParams& p) {
 }  // namespace flashlab
 
 // ANCHOR: variants
-// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][e]_<dtype>_d<D>: W warps of M
+// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r]_<dtype>_d<D>: W warps of M
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
-// for packed exp2 (PACKED_EXP), `e` for no end-of-tile barrier (NO_END_BARRIER); src/lib.rs
+// for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY); src/lib.rs
 // lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, E, SUFFIX, ...)                                             \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, SUFFIX)                                                  \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, E, 0, ##__VA_ARGS__>(p);                 \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R>(p);                                   \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
 CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, )
@@ -422,27 +409,7 @@ CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, )
 CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, )
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, b)
 CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, true, false, x)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, r)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, e)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, true, true, xe)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, r, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, er, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, bxr, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, br, true)
-// Ablations (experiment only: wrong results, timing with --no-check): A1 no MUFU, A2 no O
-// rescale, A3 no row max, A4 no barriers, A5 no Q K^T, A6 no P V, A7 no loads after the first.
-#define CP_ASYNC_ABLATION(N)                                                                           \
-    template <typename T, int D>                                                                       \
-    __device__ void cp_async_w4m2k64s2a##N(const flashlab::AttnParams& p) {                            \
-        flashlab::cp_async_attention<T, D, 4, 2, 64, 2, false, false, false, N>(p);                    \
-    }                                                                                                  \
-    FLASHLAB_EXPORT_ALL(cp_async_w4m2k64s2a##N, cp_async_w4m2k64s2a##N, 128)
-CP_ASYNC_ABLATION(1)
-CP_ASYNC_ABLATION(2)
-CP_ASYNC_ABLATION(3)
-CP_ASYNC_ABLATION(4)
-CP_ASYNC_ABLATION(5)
-CP_ASYNC_ABLATION(6)
-CP_ASYNC_ABLATION(7)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, bxr)
 // ANCHOR_END: variants

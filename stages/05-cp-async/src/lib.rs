@@ -32,16 +32,12 @@ pub struct Variant {
     /// One barrier per tile (name suffix `b`): wait for K and V together, then refill the
     /// slot every warp has just finished with. Needs a 2-slot ring.
     pub one_barrier: bool,
-    /// Row sums on the tensor cores (name suffix `x`): P times ones.
-    pub packed_exp: bool,
-    /// No end-of-tile barrier (suffix `e`): the refill waits for the next tile's first
-    /// barrier instead.
-    pub no_end_barrier: bool,
-    /// Lazy rescale (suffix `r`): the row max moves only by more than 2^8, and O is
-    /// rescaled, before P V, only when some row's max moved.
+    /// Row sums on the tensor cores (suffix `x`): P times a fragment of ones, 8 `mma` per
+    /// tile instead of 64 `FADD` and the shuffles.
+    pub rowsum_mma: bool,
+    /// Lazy rescale (suffix `r`): a row's max moves only when it grows by more than 8
+    /// (log2 units), and O is rescaled, just before P V, only when some row's max moved.
     pub lazy: bool,
-    /// Experiment only: which part is removed (0: none).
-    pub ablation: u32,
 }
 
 impl Variant {
@@ -52,9 +48,7 @@ impl Variant {
             block_kv,
             stages,
             one_barrier: false,
-            packed_exp: false,
-            no_end_barrier: false,
-            ablation: 0,
+            rowsum_mma: false,
             lazy: false,
         }
     }
@@ -68,9 +62,9 @@ impl Variant {
             self.block_kv,
             self.stages,
             if self.one_barrier { "b" } else { "" },
-            if self.packed_exp { "x" } else { "" },
-            if self.no_end_barrier { "e" } else { "" }
-        ) + if self.lazy { "r" } else { "" } + &if self.ablation > 0 { format!("a{}", self.ablation) } else { String::new() }
+            if self.rowsum_mma { "x" } else { "" },
+            if self.lazy { "r" } else { "" }
+        )
     }
 
     pub fn block_q(&self) -> u32 {
@@ -83,6 +77,11 @@ impl Variant {
     }
 }
 
+/// FlashAttention-2's tile shape: 4 warps of 32 rows (two m16 tiles each), BLOCK_KV 64, a
+/// 2-slot ring, K and V waited for separately. The default at head dim 128 until step 10
+/// of the chapter.
+pub const FA2_SHAPE: Variant = Variant::new(4, 2, 64, 2);
+
 /// Every variant `CP_ASYNC_VARIANT` exports, in the same order.
 pub const VARIANTS: &[Variant] = &[
     Variant::new(4, 1, 64, 2),
@@ -90,46 +89,36 @@ pub const VARIANTS: &[Variant] = &[
     Variant::new(8, 1, 64, 3),
     Variant::new(4, 2, 32, 2),
     Variant::new(4, 2, 32, 3),
-    D128_DEFAULT,
-    D64_DEFAULT,
+    FA2_SHAPE,
+    Variant {
+        one_barrier: true,
+        ..FA2_SHAPE
+    },
     Variant {
         one_barrier: true,
         ..Variant::new(4, 1, 64, 2)
     },
     Variant {
-        packed_exp: true,
-        ..D128_DEFAULT
+        lazy: true,
+        ..FA2_SHAPE
     },
-    Variant {
-        packed_exp: true,
-        ..D64_DEFAULT
-    },
-    Variant {
-        no_end_barrier: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        packed_exp: true,
-        no_end_barrier: true,
-        ..D128_DEFAULT
-    },
-    Variant { lazy: true, ..D128_DEFAULT },
-    Variant { lazy: true, no_end_barrier: true, ..D128_DEFAULT },
-    Variant { lazy: true, packed_exp: true, ..D64_DEFAULT },
-    Variant { lazy: true, ..D64_DEFAULT },
+    D64_DEFAULT,
+    D128_DEFAULT,
 ];
 
-/// Experiment only: `w4m2k64s2a<N>`, the default with one part removed (wrong results).
-pub const ABLATIONS: u32 = 7;
-
-/// 4 warps of 32 rows (two m16 tiles each), BLOCK_KV 64, a 2-slot ring, K and V waited
-/// for separately: FlashAttention-2's shape, the default at head dim 128.
-pub const D128_DEFAULT: Variant = Variant::new(4, 2, 64, 2);
-/// The same shape with one barrier per tile (K and V waited for together): the default at
-/// head dim 64, where the smaller O leaves the registers that P V inside the tile's
-/// straight-line code needs.
-pub const D64_DEFAULT: Variant = Variant {
+/// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
+/// sums on the tensor cores and the lazy rescale: the default at head dim 128, the only
+/// build of that shape at 128 that needs no spill.
+pub const D128_DEFAULT: Variant = Variant {
     one_barrier: true,
+    rowsum_mma: true,
+    lazy: true,
+    ..FA2_SHAPE
+};
+/// The same without the lazy rescale: the default at head dim 64, where O's rescale is
+/// 64 FMUL per tile and the branch around it costs more than it saves.
+pub const D64_DEFAULT: Variant = Variant {
+    lazy: false,
     ..D128_DEFAULT
 };
 
@@ -149,11 +138,6 @@ pub fn variant(head_dim: usize) -> Result<Variant> {
     let Ok(name) = std::env::var("FLASHLAB_STAGE5") else {
         return Ok(default_variant(head_dim));
     };
-    if let Some(n) = name.trim().strip_prefix("w4m2k64s2a") {
-        if n.parse::<u32>().is_ok_and(|n| (1..=ABLATIONS).contains(&n)) {
-            return Ok(Variant { ablation: n.parse().unwrap(), ..D128_DEFAULT });
-        }
-    }
     VARIANTS
         .iter()
         .copied()
@@ -195,15 +179,20 @@ impl Stage for CpAsync {
     }
 
     /// With two m16 tiles per warp at head dim 128, O takes 128 registers and S 64, and
-    /// ptxas keeps a few loop invariants (copy cursors, ldmatrix bases) in local memory,
-    /// reloaded once per tile: 32 bytes for the default `w4m2k64s2`. `w4m2k64s2b` is the
-    /// head-dim-64 default; its d128 build, P V inside each branch, spills more and is
-    /// slower there (book: "Stage 5: cp.async pipelining"). These, bounded, are allowed;
-    /// no other kernel may spill.
+    /// ptxas may keep a few loop invariants (copy cursors, ldmatrix bases) in local memory.
+    /// The default at 128, `w4m2k64s2bxr`, does not spill. The other builds of FA2's shape
+    /// at 128 do, a little, and are kept because the chapter's tuning steps measure them
+    /// (book: "Stage 5: cp.async pipelining"): the old default `w4m2k64s2`, `w4m2k64s2r`,
+    /// and `w4m2k64s2b` and `w4m2k64s2bx`, the head-dim-64 shapes, whose d128 builds carry
+    /// P V inside the tile's straight-line code without the lazy rescale's spare
+    /// registers. These, bounded, are allowed; no other kernel may spill.
     fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
         match kernel {
-            k if k.starts_with("cp_async_w4m2k64s2_") && k.ends_with("_d128") => 40,
-            k if k.starts_with("cp_async_w4m2k64s2b_") && k.ends_with("_d128") => 240,
+            k if !k.ends_with("_d128") => 0,
+            k if k.starts_with("cp_async_w4m2k64s2_") => 80,
+            k if k.starts_with("cp_async_w4m2k64s2r_") => 160,
+            k if k.starts_with("cp_async_w4m2k64s2b_") => 240,
+            k if k.starts_with("cp_async_w4m2k64s2bx_") => 360,
             _ => 0,
         }
     }
