@@ -197,3 +197,50 @@ impl Stage for CpAsync {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant in the table has a kernel of that name for both dtypes and head
+    /// dims (when the kernels were compiled), the names are unique, and the defaults are
+    /// in the table, so `FLASHLAB_STAGE5` can name every one of them.
+    #[test]
+    fn variant_table_matches_the_compiled_kernels() {
+        let names: Vec<String> = VARIANTS.iter().map(Variant::name).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            names.len(),
+            "duplicate variant names: {names:?}"
+        );
+        assert_eq!(default_variant(128).name(), "w4m2k64s2bxr");
+        assert_eq!(default_variant(64).name(), "w4m2k64s2bx");
+        for d in [64, 128] {
+            assert!(VARIANTS.contains(&default_variant(d)));
+        }
+        if KERNELS.not_compiled_reason().is_none() {
+            let compiled: Vec<String> = KERNELS.resources().into_iter().map(|r| r.kernel).collect();
+            for v in VARIANTS {
+                for dtype in ["bf16", "f16"] {
+                    for d in [64, 128] {
+                        let k = format!("cp_async_{}_{dtype}_d{d}", v.name());
+                        assert!(
+                            compiled.contains(&k),
+                            "{k} is in VARIANTS but was not compiled"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// FA2's shape at d128 needs 96 KiB: two blocks fit an H100/H200 SM (228 KiB).
+    #[test]
+    fn shared_memory_of_the_defaults() {
+        assert_eq!(D128_DEFAULT.smem_bytes(128), 96 * 1024);
+        assert_eq!(D64_DEFAULT.smem_bytes(64), 48 * 1024);
+    }
+}
