@@ -159,7 +159,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // S = Q K^T. ldmatrix.x4: lanes 0-15 address keys n*8.. (dims kk*16 + 0 | 8), lanes
     // 16-31 keys (n+1)*8..: B fragments of two 8-key n-tiles at once, each feeding every
     // m16 tile of the warp.
-    auto qk = [&](const T* k_tile, float (&s_rmem)[MT][BLOCK_KV / 8][4]) {
+    float s_rmem[MT][BLOCK_KV / 8][4];
+    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
+    auto qk = [&](const T* k_tile) {
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -194,8 +196,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
 
     // The online softmax of m16 tile M: mask (only on tiles that need it), row max, the
     // rescale of the row sum and of O, then P in registers as PV's A fragment.
-    auto softmax = [&](auto M, auto MASKED, int kv_start, float (&s_rmem)[MT][BLOCK_KV / 8][4],
-                       uint32_t (&p_rmem)[MT][BLOCK_KV / 16][4]) {
+    auto softmax = [&](auto M, auto MASKED, int kv_start) {
         constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
@@ -225,13 +226,18 @@ __device__ void cp_async_attention(const AttnParams& p) {
             m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
             const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
             row_max[m][r] = m_new;
-            row_sum[m][r] *= rescale;
-            l_frag[m][2 * r] *= rescale;
-            rescale_o[m][r] = rescale;
+            if constexpr (ROWSUM_MMA)
+                l_frag[m][2 * r] *= rescale;
+            else
+                row_sum[m][r] *= rescale;
+            if constexpr (LAZY) {
+                rescale_o[m][r] = rescale;
+            } else {
 #pragma unroll
-            for (int n = 0; n < (LAZY ? 0 : D / 8); ++n) {
-                o_rmem[m][n][2 * r] *= rescale;
-                o_rmem[m][n][2 * r + 1] *= rescale;
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
             }
         }
         // ANCHOR_END: rescale
@@ -270,7 +276,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // ANCHOR: pv
     // O += P V. ldmatrix.x4.trans: lanes 0-15 address keys kk*16.. at dims n*8, lanes
     // 16-31 the same keys at dims (n+1)*8: B fragments of two 8-dim n-tiles.
-    auto pv = [&](const T* v_tile, const uint32_t (&p_rmem)[MT][BLOCK_KV / 16][4]) {
+    auto pv = [&](const T* v_tile) {
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
 #pragma unroll
@@ -290,8 +296,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
     auto needs_mask = [&](int kv_start) {
         return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
     };
-    float s_rmem[MT][BLOCK_KV / 8][4];
-    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
     auto rescale_o_lazily = [&]() {
@@ -340,12 +344,12 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
         auto tile = [&](auto MASKED) {
-            qk(k_tile, s_rmem);
-            softmax(Int<0>{}, MASKED, kv_start, s_rmem, p_rmem);
-            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start, s_rmem, p_rmem);
+            qk(k_tile);
+            softmax(Int<0>{}, MASKED, kv_start);
+            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
             if constexpr (ONE_BARRIER) {
                 if constexpr (LAZY) rescale_o_lazily();
-                pv(v_tile, p_rmem);
+                pv(v_tile);
             }
         };
         if (needs_mask(kv_start))
@@ -359,7 +363,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
             __syncthreads();
             if constexpr (LAZY) rescale_o_lazily();
-            pv(v_tile, p_rmem);
+            pv(v_tile);
             __syncthreads();  // every warp is done with this slot before it is refilled
         }
         // ANCHOR_END: wait_v_pv
@@ -369,10 +373,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
     for (int m = 0; m < MT; ++m) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            float sum = row_sum[m][r];
-            sum += __shfl_xor_sync(0xffffffff, sum, 1);
-            sum += __shfl_xor_sync(0xffffffff, sum, 2);
-            if constexpr (ROWSUM_MMA) sum = l_frag[m][2 * r];
+            float sum = ROWSUM_MMA ? l_frag[m][2 * r] : row_sum[m][r];
+            if constexpr (!ROWSUM_MMA) {
+                sum += __shfl_xor_sync(0xffffffff, sum, 1);
+                sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            }
             if (q_row[m][r] >= p.seqlen_q) continue;
             const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
             T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);

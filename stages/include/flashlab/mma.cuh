@@ -68,7 +68,7 @@ __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// Two 1.0s packed as T: the B fragment that turns an mma into a row sum (stage 5's P 1).
+// Two 1.0s packed as T: the B fragment that turns an mma into row sums (stage 5: P times ones).
 template <typename T>
 __device__ __forceinline__ constexpr uint32_t ones2();
 template <>
