@@ -74,8 +74,11 @@ struct Int {
     static constexpr int value = N;
 };
 
+// Where, with one barrier per tile, the copies of tile t+1 are issued (`CopyIssue`).
+enum CopyIssue { COPY_AT_TOP = 0, COPY_AFTER_QK = 1, COPY_IN_QK = 2 };
+
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false>
+          bool LAZY = false, int COPIES = COPY_AT_TOP, int K_STAGES = NSTAGES_>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -88,8 +91,13 @@ __device__ void cp_async_attention(const AttnParams& p) {
     constexpr bool Q_IN_REGISTERS = MT == 1;
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);           // [BLOCK_Q][D]
-    T* k_smem = q_smem + BLOCK_Q * D;                 // [NSTAGES][BLOCK_KV][D]
-    T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;      // [NSTAGES][BLOCK_KV][D]
+    // K_STAGES = 3 (one-barrier loop only): K's ring one slot deeper than V's, so K of
+    // tile t+2 is in flight while tile t is computed.
+    static_assert(K_STAGES == NSTAGES || (ONE_BARRIER && K_STAGES == 3), "a deeper K ring is for the one-barrier loop");
+    constexpr bool DEEP_K = K_STAGES != NSTAGES;
+    static_assert(!DEEP_K || COPIES == COPY_AT_TOP, "copies inside the tile are for equal K and V rings");
+    T* k_smem = q_smem + BLOCK_Q * D;                 // [K_STAGES][BLOCK_KV][D]
+    T* v_smem = k_smem + K_STAGES * BLOCK_KV * D;     // [NSTAGES][BLOCK_KV][D]
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int q_start = blockIdx.x * BLOCK_Q;
@@ -106,16 +114,39 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // ANCHOR: issue_kv
     // Two commit groups per tile, K then V. Groups are committed even when empty, so the
     // number of groups after tile t's K (or V) is the same in every iteration.
-    auto issue_kv = [&](int tile) {
-        const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
+    auto issue_k = [&](int tile) {
+        const int kv_start = tile * BLOCK_KV;
         if (tile < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
-        cp_async_commit();
-        if (tile < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + (tile % K_STAGES) * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride,
+                                                     p.seqlen_k - kv_start);
         cp_async_commit();
     };
+    auto issue_v = [&](int tile) {
+        const int kv_start = tile * BLOCK_KV;
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + (tile % NSTAGES) * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride,
+                                                     p.seqlen_k - kv_start);
+        cp_async_commit();
+    };
+    auto issue_kv = [&](int tile) {
+        issue_k(tile);
+        issue_v(tile);
+    };
     // ANCHOR_END: issue_kv
+
+    // ANCHOR: copy_step
+    // COPIES != COPY_AT_TOP: a full tile's copies one row step at a time, so that they can
+    // sit inside the tile's straight-line code (`qk` below) instead of in front of it.
+    constexpr int COPY_CHUNKS = D / 8, COPY_ROW_STEP = THREADS / COPY_CHUNKS, COPY_STEPS = BLOCK_KV / COPY_ROW_STEP;
+    const int copy_r0 = threadIdx.x / COPY_CHUNKS, copy_c = (threadIdx.x % COPY_CHUNKS) * 8;
+    const int copy_off0 = tile_offset<D>(copy_r0, copy_c);
+    auto copy_step = [&](int tile, int i) {
+        const long long src = (static_cast<long long>(tile) * BLOCK_KV + copy_r0 + i * COPY_ROW_STEP) * kv_stride + copy_c;
+        const int dst = (tile % NSTAGES) * BLOCK_KV * D + swizzled_step_rows<D>(copy_off0, i * COPY_ROW_STEP / 8);
+        cp_async_16(smem_addr(k_smem + dst), k_gmem + src);
+        cp_async_16(smem_addr(v_smem + dst), v_gmem + src);
+    };
+    // ANCHOR_END: copy_step
 
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
@@ -123,6 +154,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                                             p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
+    if constexpr (DEEP_K) issue_k(1);  // groups: Q + K_0, V_0, K_1
     // ANCHOR_END: prologue
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
@@ -161,7 +193,9 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // m16 tile of the warp.
     float s_rmem[MT][BLOCK_KV / 8][4];
     uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-    auto qk = [&](const T* k_tile) {
+    // COPY: whether this tile also issues the next tile's copies (COPY_AFTER_QK: after the
+    // products, COPY_IN_QK: row step i beside k-step i * COPY_STEPS / (D / 16)).
+    auto qk = [&](const T* k_tile, auto COPY, int next_tile) {
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -190,7 +224,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
                 }
             }
+            if constexpr (decltype(COPY)::value && COPIES == COPY_IN_QK) {
+#pragma unroll
+                for (int i = kk * COPY_STEPS / (D / 16); i < (kk + 1) * COPY_STEPS / (D / 16); ++i) copy_step(next_tile, i);
+            }
         }
+        if constexpr (decltype(COPY)::value && COPIES == COPY_AFTER_QK) {
+#pragma unroll
+            for (int i = 0; i < COPY_STEPS; ++i) copy_step(next_tile, i);
+        }
+        if constexpr (decltype(COPY)::value) cp_async_commit();
     };
     // ANCHOR_END: qk
 
@@ -314,15 +357,31 @@ __device__ void cp_async_attention(const AttnParams& p) {
         }
     };
 
+    // Tile t+1 is copied from inside tile t's code when it is whole; the last tile, which
+    // may be partial and needs the zero-filling copy, is issued at the top as before.
+    auto copy_in_tile = [&](int t) {
+        return COPIES != COPY_AT_TOP && t + 1 < n_tiles && (t + 2) * BLOCK_KV <= p.seqlen_k;
+    };
+    static_assert(COPIES == COPY_AT_TOP || ONE_BARRIER, "copies inside the tile need the one-barrier loop");
+
     // ANCHOR: wait_k
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
         if constexpr (ONE_BARRIER) {
             static_assert(NSTAGES == 2, "one barrier per tile: the slot of tile t-1 is refilled with tile t+1");
-            cp_async_wait<0>();
-            __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
-            issue_kv(t + 1);
+            if constexpr (DEEP_K) {
+                // In flight: ..., V_t, K_{t+1}. Wait for all but K_{t+1}, then refill the
+                // slots tile t-1 freed: V with tile t+1, K with tile t+2.
+                cp_async_wait<1>();
+                __syncthreads();
+                issue_v(t + 1);
+                issue_k(t + 2);
+            } else {
+                cp_async_wait<0>();
+                __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
+                if (!copy_in_tile(t)) issue_kv(t + 1);
+            }
         } else {
             issue_kv(t + NSTAGES - 1);
             cp_async_wait<2 * NSTAGES - 1>();
@@ -334,7 +393,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_rmem[kk], q_frag_addr(0, kk));
         }
-        const T* k_tile = k_smem + (t % NSTAGES) * BLOCK_KV * D;
+        const T* k_tile = k_smem + (t % K_STAGES) * BLOCK_KV * D;
         const T* v_tile = v_smem + (t % NSTAGES) * BLOCK_KV * D;
         const int kv_start = t * BLOCK_KV;
 
@@ -343,8 +402,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // unmasked one is straight-line code the compiler can schedule as a whole: the
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
-        auto tile = [&](auto MASKED) {
-            qk(k_tile);
+        auto tile = [&](auto MASKED, auto COPY) {
+            qk(k_tile, COPY, t + 1);
             softmax(Int<0>{}, MASKED, kv_start);
             if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
             if constexpr (ONE_BARRIER) {
@@ -352,10 +411,17 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 pv(v_tile);
             }
         };
-        if (needs_mask(kv_start))
-            tile(Int<1>{});
-        else
-            tile(Int<0>{});
+        if (copy_in_tile(t)) {
+            if (needs_mask(kv_start))
+                tile(Int<1>{}, Int<1>{});
+            else
+                tile(Int<0>{}, Int<1>{});
+        } else {
+            if (needs_mask(kv_start))
+                tile(Int<1>{}, Int<0>{});
+            else
+                tile(Int<0>{}, Int<0>{});
+        }
         // ANCHOR_END: order
 
         // ANCHOR: wait_v_pv
@@ -400,21 +466,27 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY); src/lib.rs
 // lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, SUFFIX)                                                  \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, KS, SUFFIX)                                          \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R>(p);                                   \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, flashlab::C, KS>(p);                 \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, bxr)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, COPY_AT_TOP, 2, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, COPY_AT_TOP, 2, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, COPY_AT_TOP, 3, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, COPY_AT_TOP, 2, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, COPY_AT_TOP, 3, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, COPY_AT_TOP, 2, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, COPY_AT_TOP, 2, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, COPY_AT_TOP, 2, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, COPY_AT_TOP, 2, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AT_TOP, 2, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AT_TOP, 2, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AFTER_QK, 2, bxl)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_IN_QK, 2, bxi)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AFTER_QK, 2, bxrl)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_IN_QK, 2, bxri)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AT_TOP, 3, bxk3)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AT_TOP, 3, bxrk3)
 // ANCHOR_END: variants

@@ -38,6 +38,23 @@ pub struct Variant {
     /// Lazy rescale (suffix `r`): a row's max moves only when it grows by more than 8
     /// (log2 units), and O is rescaled, just before P V, only when some row's max moved.
     pub lazy: bool,
+    /// Where the one-barrier loop issues tile t+1's copies (suffix "", `l` or `i`).
+    pub copies: CopyIssue,
+    /// Slots in K's ring; more than `stages` (suffix `k3`) only in the one-barrier loop,
+    /// where K of tile t+2 is then in flight while tile t is computed.
+    pub k_stages: u32,
+}
+
+/// Where the one-barrier loop issues the next tile's `cp.async` copies (kernel: `CopyIssue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyIssue {
+    /// Right after the barrier, in front of the tile's code.
+    AtTop,
+    /// Inside the tile's straight-line code, after Q K^T (suffix `l`, late).
+    AfterQk,
+    /// Inside the tile's straight-line code, one row step beside each k-step of Q K^T
+    /// (suffix `i`, interleaved).
+    InQk,
 }
 
 impl Variant {
@@ -50,20 +67,32 @@ impl Variant {
             one_barrier: false,
             rowsum_mma: false,
             lazy: false,
+            copies: CopyIssue::AtTop,
+            k_stages: stages,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
             self.stages,
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
-            if self.lazy { "r" } else { "" }
+            if self.lazy { "r" } else { "" },
+            match self.copies {
+                CopyIssue::AtTop => "",
+                CopyIssue::AfterQk => "l",
+                CopyIssue::InQk => "i",
+            },
+            if self.k_stages != self.stages {
+                format!("k{}", self.k_stages)
+            } else {
+                String::new()
+            }
         )
     }
 
@@ -71,9 +100,9 @@ impl Variant {
         16 * self.warps * self.m_tiles
     }
 
-    /// The Q tile plus `stages` slots of K and V, 2-byte elements.
+    /// The Q tile plus `k_stages` slots of K and `stages` of V, 2-byte elements.
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
-        (self.block_q() + 2 * self.stages * self.block_kv) * head_dim as u32 * 2
+        (self.block_q() + (self.k_stages + self.stages) * self.block_kv) * head_dim as u32 * 2
     }
 }
 
@@ -104,6 +133,30 @@ pub const VARIANTS: &[Variant] = &[
     },
     D64_DEFAULT,
     D128_DEFAULT,
+    Variant {
+        copies: CopyIssue::AfterQk,
+        ..D64_DEFAULT
+    },
+    Variant {
+        copies: CopyIssue::InQk,
+        ..D64_DEFAULT
+    },
+    Variant {
+        copies: CopyIssue::AfterQk,
+        ..D128_DEFAULT
+    },
+    Variant {
+        copies: CopyIssue::InQk,
+        ..D128_DEFAULT
+    },
+    Variant {
+        k_stages: 3,
+        ..D64_DEFAULT
+    },
+    Variant {
+        k_stages: 3,
+        ..D128_DEFAULT
+    },
 ];
 
 /// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
