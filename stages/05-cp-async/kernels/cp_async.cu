@@ -74,11 +74,8 @@ struct Int {
     static constexpr int value = N;
 };
 
-// Where, with one barrier per tile, the copies of tile t+1 are issued (`CopyIssue`).
-enum CopyIssue { COPY_AT_TOP = 0, COPY_AFTER_QK = 1, COPY_IN_QK = 2 };
-
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, int COPIES = COPY_AT_TOP, int K_STAGES = NSTAGES_>
+          bool LAZY = false, bool CHUNKED = false, bool SPECULATE = false, bool CARRIED = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -91,13 +88,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
     constexpr bool Q_IN_REGISTERS = MT == 1;
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);           // [BLOCK_Q][D]
-    // K_STAGES = 3 (one-barrier loop only): K's ring one slot deeper than V's, so K of
-    // tile t+2 is in flight while tile t is computed.
-    static_assert(K_STAGES == NSTAGES || (ONE_BARRIER && K_STAGES == 3), "a deeper K ring is for the one-barrier loop");
-    constexpr bool DEEP_K = K_STAGES != NSTAGES;
-    static_assert(!DEEP_K || COPIES == COPY_AT_TOP, "copies inside the tile are for equal K and V rings");
-    T* k_smem = q_smem + BLOCK_Q * D;                 // [K_STAGES][BLOCK_KV][D]
-    T* v_smem = k_smem + K_STAGES * BLOCK_KV * D;     // [NSTAGES][BLOCK_KV][D]
+    T* k_smem = q_smem + BLOCK_Q * D;                 // [NSTAGES][BLOCK_KV][D]
+    T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;      // [NSTAGES][BLOCK_KV][D]
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int q_start = blockIdx.x * BLOCK_Q;
@@ -114,39 +106,43 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // ANCHOR: issue_kv
     // Two commit groups per tile, K then V. Groups are committed even when empty, so the
     // number of groups after tile t's K (or V) is the same in every iteration.
-    auto issue_k = [&](int tile) {
-        const int kv_start = tile * BLOCK_KV;
-        if (tile < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + (tile % K_STAGES) * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride,
-                                                     p.seqlen_k - kv_start);
-        cp_async_commit();
-    };
-    auto issue_v = [&](int tile) {
-        const int kv_start = tile * BLOCK_KV;
-        if (tile < n_tiles)
-            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + (tile % NSTAGES) * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride,
-                                                     p.seqlen_k - kv_start);
-        cp_async_commit();
-    };
     auto issue_kv = [&](int tile) {
-        issue_k(tile);
-        issue_v(tile);
+        const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
+        if (tile < n_tiles)
+            load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
     };
     // ANCHOR_END: issue_kv
 
-    // ANCHOR: copy_step
-    // COPIES != COPY_AT_TOP: a full tile's copies one row step at a time, so that they can
-    // sit inside the tile's straight-line code (`qk` below) instead of in front of it.
-    constexpr int COPY_CHUNKS = D / 8, COPY_ROW_STEP = THREADS / COPY_CHUNKS, COPY_STEPS = BLOCK_KV / COPY_ROW_STEP;
-    const int copy_r0 = threadIdx.x / COPY_CHUNKS, copy_c = (threadIdx.x % COPY_CHUNKS) * 8;
-    const int copy_off0 = tile_offset<D>(copy_r0, copy_c);
-    auto copy_step = [&](int tile, int i) {
-        const long long src = (static_cast<long long>(tile) * BLOCK_KV + copy_r0 + i * COPY_ROW_STEP) * kv_stride + copy_c;
-        const int dst = (tile % NSTAGES) * BLOCK_KV * D + swizzled_step_rows<D>(copy_off0, i * COPY_ROW_STEP / 8);
-        cp_async_16(smem_addr(k_smem + dst), k_gmem + src);
-        cp_async_16(smem_addr(v_smem + dst), v_gmem + src);
+    // CARRIED (one-barrier loop): this thread's source address in tile t+1 is carried from
+    // one iteration to the next and stepped by a tile, so that after the barrier a whole
+    // tile's copies issue without recomputing their addresses.
+    constexpr int CP_CHUNKS = D / 8, CP_ROW_STEP = THREADS / CP_CHUNKS, CP_STEPS = BLOCK_KV / CP_ROW_STEP;
+    const T* k_next = k_gmem + (BLOCK_KV + static_cast<int>(threadIdx.x) / CP_CHUNKS) * kv_stride + (threadIdx.x % CP_CHUNKS) * 8;
+    const T* v_next = v_gmem + (k_next - k_gmem);
+    const uint32_t cp_dst0 = smem_addr(k_smem + tile_offset<D>(threadIdx.x / CP_CHUNKS, (threadIdx.x % CP_CHUNKS) * 8));
+    auto issue_next_carried = [&](int t) {
+        if (t + 1 < n_tiles) {
+            if ((t + 2) * BLOCK_KV <= p.seqlen_k) {
+                const uint32_t dst = cp_dst0 + ((t + 1) % NSTAGES) * (BLOCK_KV * D * 2);
+                const long long row_step = CP_ROW_STEP * kv_stride;
+#pragma unroll
+                for (int i = 0; i < CP_STEPS; ++i)
+                    cp_async_16(dst + 2 * swizzled_step_rows<D>(0, i * CP_ROW_STEP / 8), k_next + i * row_step);
+#pragma unroll
+                for (int i = 0; i < CP_STEPS; ++i)
+                    cp_async_16(dst + NSTAGES * BLOCK_KV * D * 2 + 2 * swizzled_step_rows<D>(0, i * CP_ROW_STEP / 8), v_next + i * row_step);
+                cp_async_commit();
+            } else {
+                issue_kv(t + 1);
+            }
+        }
+        k_next += BLOCK_KV * kv_stride;
+        v_next += BLOCK_KV * kv_stride;
     };
-    // ANCHOR_END: copy_step
 
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
@@ -154,7 +150,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
                                             p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
-    if constexpr (DEEP_K) issue_k(1);  // groups: Q + K_0, V_0, K_1
     // ANCHOR_END: prologue
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
@@ -193,9 +188,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // m16 tile of the warp.
     float s_rmem[MT][BLOCK_KV / 8][4];
     uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-    // COPY: whether this tile also issues the next tile's copies (COPY_AFTER_QK: after the
-    // products, COPY_IN_QK: row step i beside k-step i * COPY_STEPS / (D / 16)).
-    auto qk = [&](const T* k_tile, auto COPY, int next_tile) {
+    auto qk = [&](const T* k_tile) {
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -224,22 +217,15 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
                 }
             }
-            if constexpr (decltype(COPY)::value && COPIES == COPY_IN_QK) {
-#pragma unroll
-                for (int i = kk * COPY_STEPS / (D / 16); i < (kk + 1) * COPY_STEPS / (D / 16); ++i) copy_step(next_tile, i);
-            }
         }
-        if constexpr (decltype(COPY)::value && COPIES == COPY_AFTER_QK) {
-#pragma unroll
-            for (int i = 0; i < COPY_STEPS; ++i) copy_step(next_tile, i);
-        }
-        if constexpr (decltype(COPY)::value) cp_async_commit();
     };
     // ANCHOR_END: qk
 
-    // The online softmax of m16 tile M: mask (only on tiles that need it), row max, the
-    // rescale of the row sum and of O, then P in registers as PV's A fragment.
-    auto softmax = [&](auto M, auto MASKED, int kv_start) {
+    // The online softmax of m16 tile M, in two parts. max_and_rescale: the mask (only on tiles
+    // that need it), the row max, the rescale of the row sum and of O. probabilities: P's
+    // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
+    float m_base[MT][2] = {};  // what the exponent subtracts: the row max, 0 for a row with none
+    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
         constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
@@ -255,7 +241,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
         }
 
         // ANCHOR: rescale
-        float m_base[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
@@ -266,8 +251,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
             // than 8 larger (in log2 units), so P stays below 2^8, exact in bf16 and f16,
             // and after the first tiles O's rescale is almost always skipped.
             if constexpr (LAZY) m_new = tile_max[r] * p.scale_log2 > row_max[m][r] + 8.f ? m_new : row_max[m][r];
-            m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;
-            const float rescale = fast_exp2(row_max[m][r] - m_base[r]);
+            m_base[m][r] = m_new == -CUDART_INF_F ? 0.f : m_new;
+            const float rescale = fast_exp2(row_max[m][r] - m_base[m][r]);
             row_max[m][r] = m_new;
             if constexpr (ROWSUM_MMA)
                 l_frag[m][2 * r] *= rescale;
@@ -284,55 +269,63 @@ __device__ void cp_async_attention(const AttnParams& p) {
             }
         }
         // ANCHOR_END: rescale
+    };
 
-        // ANCHOR: probabilities
+    // ANCHOR: probabilities
+    auto probabilities = [&](auto M, int kk, bool with_sum = true) {
+        constexpr int m = decltype(M)::value;
         if constexpr (ROWSUM_MMA) {
             // The row sums on the tensor cores: P times a B fragment of ones leaves each
             // row's sum over the k-step's 16 keys in every column of C, the whole row's and
             // not one lane's, so no shuffles either. 8 HMMA per tile replace 64 FADD, and
             // the sum is of P as rounded for P V.
 #pragma unroll
-            for (int n = 0; n < BLOCK_KV / 8; ++n)
+            for (int n = 2 * kk; n < 2 * kk + 2; ++n)
 #pragma unroll
                 for (int h2 = 0; h2 < 2; ++h2)
-                    p_rmem[m][n / 2][(n % 2) * 2 + h2] =
-                        pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[h2])),
-                                 fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[h2])));
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
+                    p_rmem[m][kk][(n % 2) * 2 + h2] =
+                        pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
+                                 fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
+            if (with_sum) mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
         } else {
 #pragma unroll
-            for (int n = 0; n < BLOCK_KV / 8; ++n) {
+            for (int n = 2 * kk; n < 2 * kk + 2; ++n) {
                 float prob[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[e / 2]));  // one FFMA + one MUFU
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[m][e / 2]));  // one FFMA + one MUFU
                     row_sum[m][e / 2] += prob[e];
                 }
-                p_rmem[m][n / 2][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
-                p_rmem[m][n / 2][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
+                p_rmem[m][kk][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
+                p_rmem[m][kk][(n % 2) * 2 + 1] = pack2<T>(prob[2], prob[3]);
             }
         }
-        // ANCHOR_END: probabilities
+    };
+    // ANCHOR_END: probabilities
+    auto softmax = [&](auto M, auto MASKED, int kv_start) {
+        max_and_rescale(M, MASKED, kv_start);
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(M, kk);
     };
 
     // ANCHOR: pv
     // O += P V. ldmatrix.x4.trans: lanes 0-15 address keys kk*16.. at dims n*8, lanes
     // 16-31 the same keys at dims (n+1)*8: B fragments of two 8-dim n-tiles.
-    auto pv = [&](const T* v_tile) {
+    auto pv_step = [&](const T* v_tile, int kk) {
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+        for (int n = 0; n < D / 8; n += 2) {
+            uint32_t vb[4];
+            ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
 #pragma unroll
-            for (int n = 0; n < D / 8; n += 2) {
-                uint32_t vb[4];
-                ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
-#pragma unroll
-                for (int m = 0; m < MT; ++m) {
-                    mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
-                    mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
-                }
+            for (int m = 0; m < MT; ++m) {
+                mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
             }
         }
+    };
+    auto pv = [&](const T* v_tile) {
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 16; ++kk) pv_step(v_tile, kk);
     };
     // ANCHOR_END: pv
 
@@ -341,7 +334,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
-    auto rescale_o_lazily = [&]() {
+    // SPECULATE: P's first k-step was computed with the previous tile's max before this
+    // tile's max was known; when no row of the warp moved its max it stands, else it is
+    // computed again here with the new one.
+    auto rescale_o_lazily = [&](auto SPECULATED) {
         bool needed = false;
 #pragma unroll
         for (int m = 0; m < MT; ++m)
@@ -354,15 +350,12 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 for (int n = 0; n < D / 8; ++n)
 #pragma unroll
                     for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_o[m][e / 2];
+            if constexpr (decltype(SPECULATED)::value) {
+                probabilities(Int<0>{}, 0, false);
+                if constexpr (MT == 2) probabilities(Int<1>{}, 0, false);
+            }
         }
     };
-
-    // Tile t+1 is copied from inside tile t's code when it is whole; the last tile, which
-    // may be partial and needs the zero-filling copy, is issued at the top as before.
-    auto copy_in_tile = [&](int t) {
-        return COPIES != COPY_AT_TOP && t + 1 < n_tiles && (t + 2) * BLOCK_KV <= p.seqlen_k;
-    };
-    static_assert(COPIES == COPY_AT_TOP || ONE_BARRIER, "copies inside the tile need the one-barrier loop");
 
     // ANCHOR: wait_k
     for (int t = 0; t < n_tiles; ++t) {
@@ -370,18 +363,12 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
         if constexpr (ONE_BARRIER) {
             static_assert(NSTAGES == 2, "one barrier per tile: the slot of tile t-1 is refilled with tile t+1");
-            if constexpr (DEEP_K) {
-                // In flight: ..., V_t, K_{t+1}. Wait for all but K_{t+1}, then refill the
-                // slots tile t-1 freed: V with tile t+1, K with tile t+2.
-                cp_async_wait<1>();
-                __syncthreads();
-                issue_v(t + 1);
-                issue_k(t + 2);
-            } else {
-                cp_async_wait<0>();
-                __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
-                if (!copy_in_tile(t)) issue_kv(t + 1);
-            }
+            cp_async_wait<0>();
+            __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
+            if constexpr (CARRIED)
+                issue_next_carried(t);
+            else
+                issue_kv(t + 1);
         } else {
             issue_kv(t + NSTAGES - 1);
             cp_async_wait<2 * NSTAGES - 1>();
@@ -393,7 +380,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_rmem[kk], q_frag_addr(0, kk));
         }
-        const T* k_tile = k_smem + (t % K_STAGES) * BLOCK_KV * D;
+        const T* k_tile = k_smem + (t % NSTAGES) * BLOCK_KV * D;
         const T* v_tile = v_smem + (t % NSTAGES) * BLOCK_KV * D;
         const int kv_start = t * BLOCK_KV;
 
@@ -402,33 +389,56 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // unmasked one is straight-line code the compiler can schedule as a whole: the
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
-        auto tile = [&](auto MASKED, auto COPY) {
-            qk(k_tile, COPY, t + 1);
-            softmax(Int<0>{}, MASKED, kv_start);
-            if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
-            if constexpr (ONE_BARRIER) {
-                if constexpr (LAZY) rescale_o_lazily();
-                pv(v_tile);
+        auto tile = [&](auto MASKED) {
+            qk(k_tile);
+            if constexpr (CHUNKED) {
+                // CHUNKED: the exponentials of k-step kk right before its P V products, so
+                // one warp's MUFU work for step kk + 1 can run beside its HMMAs of step kk.
+                static_assert(ONE_BARRIER, "P V in the tile's straight-line code");
+                // SPECULATE: with the lazy rescale the max rarely moves, so P's first k-step
+                // is computed with the previous tile's max while this tile's is being
+                // reduced (rescale_o_lazily recomputes it when some row's max moved).
+                static_assert(!SPECULATE || (LAZY && ROWSUM_MMA), "speculation needs the lazy max and the row sums by mma");
+                // Not on masked tiles: the mask is applied with the max.
+                constexpr bool SPEC = SPECULATE && !decltype(MASKED)::value;
+                if constexpr (SPEC) {
+                    probabilities(Int<0>{}, 0, false);
+                    if constexpr (MT == 2) probabilities(Int<1>{}, 0, false);
+                }
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+                if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start);
+                if constexpr (LAZY) rescale_o_lazily(Int<SPEC>{});
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                    if (SPEC && kk == 0) {
+#pragma unroll
+                        for (int m = 0; m < MT; ++m) mma_m16n8k16<T>(l_frag[m], p_rmem[m][0], ones2<T>(), ones2<T>());
+                    } else {
+                        probabilities(Int<0>{}, kk);
+                        if constexpr (MT == 2) probabilities(Int<1>{}, kk);
+                    }
+                    pv_step(v_tile, kk);
+                }
+            } else {
+                softmax(Int<0>{}, MASKED, kv_start);
+                if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
+                if constexpr (ONE_BARRIER) {
+                    if constexpr (LAZY) rescale_o_lazily(Int<0>{});
+                    pv(v_tile);
+                }
             }
         };
-        if (copy_in_tile(t)) {
-            if (needs_mask(kv_start))
-                tile(Int<1>{}, Int<1>{});
-            else
-                tile(Int<0>{}, Int<1>{});
-        } else {
-            if (needs_mask(kv_start))
-                tile(Int<1>{}, Int<0>{});
-            else
-                tile(Int<0>{}, Int<0>{});
-        }
+        if (needs_mask(kv_start))
+            tile(Int<1>{});
+        else
+            tile(Int<0>{});
         // ANCHOR_END: order
 
         // ANCHOR: wait_v_pv
         if constexpr (!ONE_BARRIER) {
             cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
             __syncthreads();
-            if constexpr (LAZY) rescale_o_lazily();
+            if constexpr (LAZY) rescale_o_lazily(Int<0>{});
             pv(v_tile);
             __syncthreads();  // every warp is done with this slot before it is refilled
         }
@@ -466,27 +476,29 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY); src/lib.rs
 // lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, KS, SUFFIX)                                          \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, P, A, SUFFIX)                                        \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, flashlab::C, KS>(p);                 \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, P, A>(p);                          \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, COPY_AT_TOP, 2, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, COPY_AT_TOP, 2, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, COPY_AT_TOP, 3, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, COPY_AT_TOP, 2, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, COPY_AT_TOP, 3, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, COPY_AT_TOP, 2, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, COPY_AT_TOP, 2, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, COPY_AT_TOP, 2, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, COPY_AT_TOP, 2, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AT_TOP, 2, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AT_TOP, 2, bxr)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AFTER_QK, 2, bxl)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_IN_QK, 2, bxi)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AFTER_QK, 2, bxrl)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_IN_QK, 2, bxri)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, COPY_AT_TOP, 3, bxk3)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, COPY_AT_TOP, 3, bxrk3)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, false, false, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, false, false, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, true, false, false, bxc)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, false, bxrc)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, true, true, false, false, brc)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, true, false, bxrcp)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, true, bxrca)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, true, bxa)
+CP_ASYNC_VARIANT(8, 2, 64, 2, true, true, true, true, false, false, bxrc)
+CP_ASYNC_VARIANT(8, 2, 64, 2, true, true, false, true, false, false, bxc)
 // ANCHOR_END: variants

@@ -38,23 +38,16 @@ pub struct Variant {
     /// Lazy rescale (suffix `r`): a row's max moves only when it grows by more than 8
     /// (log2 units), and O is rescaled, just before P V, only when some row's max moved.
     pub lazy: bool,
-    /// Where the one-barrier loop issues tile t+1's copies (suffix "", `l` or `i`).
-    pub copies: CopyIssue,
-    /// Slots in K's ring; more than `stages` (suffix `k3`) only in the one-barrier loop,
-    /// where K of tile t+2 is then in flight while tile t is computed.
-    pub k_stages: u32,
-}
-
-/// Where the one-barrier loop issues the next tile's `cp.async` copies (kernel: `CopyIssue`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CopyIssue {
-    /// Right after the barrier, in front of the tile's code.
-    AtTop,
-    /// Inside the tile's straight-line code, after Q K^T (suffix `l`, late).
-    AfterQk,
-    /// Inside the tile's straight-line code, one row step beside each k-step of Q K^T
-    /// (suffix `i`, interleaved).
-    InQk,
+    /// Chunked P (suffix `c`, one-barrier loop only): each k-step's exponentials right
+    /// before its P V products, instead of all of P before P V.
+    pub chunked: bool,
+    /// Speculative first k-step (suffix `p`, with `c`, `r` and `x`): P's first k-step is
+    /// computed with the previous tile's max while this tile's is being reduced, and again
+    /// in the lazy rescale's rare branch.
+    pub speculate: bool,
+    /// Carried copy addresses (suffix `a`, one-barrier loop): each thread's source in the
+    /// next tile is stepped from iteration to iteration instead of recomputed.
+    pub carried: bool,
 }
 
 impl Variant {
@@ -67,15 +60,16 @@ impl Variant {
             one_barrier: false,
             rowsum_mma: false,
             lazy: false,
-            copies: CopyIssue::AtTop,
-            k_stages: stages,
+            chunked: false,
+            speculate: false,
+            carried: false,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
@@ -83,16 +77,9 @@ impl Variant {
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
             if self.lazy { "r" } else { "" },
-            match self.copies {
-                CopyIssue::AtTop => "",
-                CopyIssue::AfterQk => "l",
-                CopyIssue::InQk => "i",
-            },
-            if self.k_stages != self.stages {
-                format!("k{}", self.k_stages)
-            } else {
-                String::new()
-            }
+            if self.chunked { "c" } else { "" },
+            if self.speculate { "p" } else { "" },
+            if self.carried { "a" } else { "" }
         )
     }
 
@@ -100,9 +87,9 @@ impl Variant {
         16 * self.warps * self.m_tiles
     }
 
-    /// The Q tile plus `k_stages` slots of K and `stages` of V, 2-byte elements.
+    /// The Q tile plus `stages` slots of K and V, 2-byte elements.
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
-        (self.block_q() + (self.k_stages + self.stages) * self.block_kv) * head_dim as u32 * 2
+        (self.block_q() + 2 * self.stages * self.block_kv) * head_dim as u32 * 2
     }
 }
 
@@ -134,28 +121,41 @@ pub const VARIANTS: &[Variant] = &[
     D64_DEFAULT,
     D128_DEFAULT,
     Variant {
-        copies: CopyIssue::AfterQk,
+        chunked: true,
         ..D64_DEFAULT
     },
     Variant {
-        copies: CopyIssue::InQk,
+        chunked: true,
+        ..D128_DEFAULT
+    },
+    Variant {
+        chunked: true,
+        rowsum_mma: false,
+        ..D128_DEFAULT
+    },
+    Variant {
+        chunked: true,
+        speculate: true,
+        ..D128_DEFAULT
+    },
+    Variant {
+        chunked: true,
+        carried: true,
+        ..D128_DEFAULT
+    },
+    Variant {
+        carried: true,
         ..D64_DEFAULT
     },
     Variant {
-        copies: CopyIssue::AfterQk,
+        warps: 8,
+        chunked: true,
         ..D128_DEFAULT
     },
     Variant {
-        copies: CopyIssue::InQk,
-        ..D128_DEFAULT
-    },
-    Variant {
-        k_stages: 3,
+        warps: 8,
+        chunked: true,
         ..D64_DEFAULT
-    },
-    Variant {
-        k_stages: 3,
-        ..D128_DEFAULT
     },
 ];
 
