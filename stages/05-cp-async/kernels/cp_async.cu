@@ -75,7 +75,7 @@ struct Int {
 };
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, bool CHUNKED = false, bool SPECULATE = false, bool CARRIED = false>
+          bool LAZY = false, bool CHUNKED = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -117,33 +117,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
     // ANCHOR_END: issue_kv
 
-    // CARRIED (one-barrier loop): this thread's source address in tile t+1 is carried from
-    // one iteration to the next and stepped by a tile, so that after the barrier a whole
-    // tile's copies issue without recomputing their addresses.
-    constexpr int CP_CHUNKS = D / 8, CP_ROW_STEP = THREADS / CP_CHUNKS, CP_STEPS = BLOCK_KV / CP_ROW_STEP;
-    const T* k_next = k_gmem + (BLOCK_KV + static_cast<int>(threadIdx.x) / CP_CHUNKS) * kv_stride + (threadIdx.x % CP_CHUNKS) * 8;
-    const T* v_next = v_gmem + (k_next - k_gmem);
-    const uint32_t cp_dst0 = smem_addr(k_smem + tile_offset<D>(threadIdx.x / CP_CHUNKS, (threadIdx.x % CP_CHUNKS) * 8));
-    auto issue_next_carried = [&](int t) {
-        if (t + 1 < n_tiles) {
-            if ((t + 2) * BLOCK_KV <= p.seqlen_k) {
-                const uint32_t dst = cp_dst0 + ((t + 1) % NSTAGES) * (BLOCK_KV * D * 2);
-                const long long row_step = CP_ROW_STEP * kv_stride;
-#pragma unroll
-                for (int i = 0; i < CP_STEPS; ++i)
-                    cp_async_16(dst + 2 * swizzled_step_rows<D>(0, i * CP_ROW_STEP / 8), k_next + i * row_step);
-#pragma unroll
-                for (int i = 0; i < CP_STEPS; ++i)
-                    cp_async_16(dst + NSTAGES * BLOCK_KV * D * 2 + 2 * swizzled_step_rows<D>(0, i * CP_ROW_STEP / 8), v_next + i * row_step);
-                cp_async_commit();
-            } else {
-                issue_kv(t + 1);
-            }
-        }
-        k_next += BLOCK_KV * kv_stride;
-        v_next += BLOCK_KV * kv_stride;
-    };
-
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
     load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
@@ -160,15 +133,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
     float row_max[MT][2], row_sum[MT][2];
     float l_frag[MT][4] = {};
     float rescale_o[MT][2];  // LAZY: O's factor, applied just before P V
-    int q_row[MT][2];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             row_max[m][r] = -CUDART_INF_F;  // in scaled log2 units
             row_sum[m][r] = 0.f;
-            q_row[m][r] = q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r;
         }
+    // The query row of this lane's row r of m16 tile m, computed where it is needed (the
+    // mask and the epilogue) rather than kept in registers across the loop.
+    auto q_row = [&](int m, int r) { return q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r; };
     // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points:
     // stepped from the lane's first address like K's and V's below.
     const int q_off0 = tile_offset<D>(warp * MT * 16 + lane % 16, (lane / 16) * 8);
@@ -224,7 +198,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // The online softmax of m16 tile M, in two parts. max_and_rescale: the mask (only on tiles
     // that need it), the row max, the rescale of the row sum and of O. probabilities: P's
     // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
-    float m_base[MT][2] = {};  // what the exponent subtracts: the row max, 0 for a row with none
+    float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
     auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
         constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
@@ -234,7 +208,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             for (int e = 0; e < 4; ++e) {
                 if constexpr (decltype(MASKED)::value) {
                     const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
-                    if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row[m][e / 2]))) s_rmem[m][n][e] = -CUDART_INF_F;
+                    if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row(m, e / 2)))) s_rmem[m][n][e] = -CUDART_INF_F;
                 }
                 tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
             }
@@ -272,7 +246,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
 
     // ANCHOR: probabilities
-    auto probabilities = [&](auto M, int kk, bool with_sum = true) {
+    auto probabilities = [&](auto M, int kk) {
         constexpr int m = decltype(M)::value;
         if constexpr (ROWSUM_MMA) {
             // The row sums on the tensor cores: P times a B fragment of ones leaves each
@@ -286,7 +260,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     p_rmem[m][kk][(n % 2) * 2 + h2] =
                         pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
                                  fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
-            if (with_sum) mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
+            mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
         } else {
 #pragma unroll
             for (int n = 2 * kk; n < 2 * kk + 2; ++n) {
@@ -334,10 +308,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     };
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
-    // SPECULATE: P's first k-step was computed with the previous tile's max before this
-    // tile's max was known; when no row of the warp moved its max it stands, else it is
-    // computed again here with the new one.
-    auto rescale_o_lazily = [&](auto SPECULATED) {
+    auto rescale_o_lazily = [&]() {
         bool needed = false;
 #pragma unroll
         for (int m = 0; m < MT; ++m)
@@ -350,10 +321,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 for (int n = 0; n < D / 8; ++n)
 #pragma unroll
                     for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_o[m][e / 2];
-            if constexpr (decltype(SPECULATED)::value) {
-                probabilities(Int<0>{}, 0, false);
-                if constexpr (MT == 2) probabilities(Int<1>{}, 0, false);
-            }
         }
     };
 
@@ -365,10 +332,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
             static_assert(NSTAGES == 2, "one barrier per tile: the slot of tile t-1 is refilled with tile t+1");
             cp_async_wait<0>();
             __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
-            if constexpr (CARRIED)
-                issue_next_carried(t);
-            else
-                issue_kv(t + 1);
+            issue_kv(t + 1);
         } else {
             issue_kv(t + NSTAGES - 1);
             cp_async_wait<2 * NSTAGES - 1>();
@@ -392,38 +356,25 @@ __device__ void cp_async_attention(const AttnParams& p) {
         auto tile = [&](auto MASKED) {
             qk(k_tile);
             if constexpr (CHUNKED) {
-                // CHUNKED: the exponentials of k-step kk right before its P V products, so
-                // one warp's MUFU work for step kk + 1 can run beside its HMMAs of step kk.
+                // CHUNKED: P one k-step at a time, each right before its P V products. P V's
+                // step kk needs only P's step kk, so ptxas can issue the 16 MUFU.EX2 of step
+                // kk + 1 between the 34 HMMAs of step kk: the special-function unit and the
+                // tensor cores work at once inside one warp (book: stage 5, step 11).
                 static_assert(ONE_BARRIER, "P V in the tile's straight-line code");
-                // SPECULATE: with the lazy rescale the max rarely moves, so P's first k-step
-                // is computed with the previous tile's max while this tile's is being
-                // reduced (rescale_o_lazily recomputes it when some row's max moved).
-                static_assert(!SPECULATE || (LAZY && ROWSUM_MMA), "speculation needs the lazy max and the row sums by mma");
-                // Not on masked tiles: the mask is applied with the max.
-                constexpr bool SPEC = SPECULATE && !decltype(MASKED)::value;
-                if constexpr (SPEC) {
-                    probabilities(Int<0>{}, 0, false);
-                    if constexpr (MT == 2) probabilities(Int<1>{}, 0, false);
-                }
                 max_and_rescale(Int<0>{}, MASKED, kv_start);
                 if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start);
-                if constexpr (LAZY) rescale_o_lazily(Int<SPEC>{});
+                if constexpr (LAZY) rescale_o_lazily();
 #pragma unroll
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
-                    if (SPEC && kk == 0) {
-#pragma unroll
-                        for (int m = 0; m < MT; ++m) mma_m16n8k16<T>(l_frag[m], p_rmem[m][0], ones2<T>(), ones2<T>());
-                    } else {
-                        probabilities(Int<0>{}, kk);
-                        if constexpr (MT == 2) probabilities(Int<1>{}, kk);
-                    }
+                    probabilities(Int<0>{}, kk);
+                    if constexpr (MT == 2) probabilities(Int<1>{}, kk);
                     pv_step(v_tile, kk);
                 }
             } else {
                 softmax(Int<0>{}, MASKED, kv_start);
                 if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
                 if constexpr (ONE_BARRIER) {
-                    if constexpr (LAZY) rescale_o_lazily(Int<0>{});
+                    if constexpr (LAZY) rescale_o_lazily();
                     pv(v_tile);
                 }
             }
@@ -438,7 +389,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         if constexpr (!ONE_BARRIER) {
             cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
             __syncthreads();
-            if constexpr (LAZY) rescale_o_lazily(Int<0>{});
+            if constexpr (LAZY) rescale_o_lazily();
             pv(v_tile);
             __syncthreads();  // every warp is done with this slot before it is refilled
         }
@@ -454,16 +405,16 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 sum += __shfl_xor_sync(0xffffffff, sum, 1);
                 sum += __shfl_xor_sync(0xffffffff, sum, 2);
             }
-            if (q_row[m][r] >= p.seqlen_q) continue;
+            if (q_row(m, r) >= p.seqlen_q) continue;
             const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
-            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row[m][r], h);
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row(m, r), h);
 #pragma unroll
             for (int n = 0; n < D / 8; ++n) {
                 const int col = n * 8 + mma_m16n8_c(lane, 0).col;
                 *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
             }
             if (quad_lane(lane) == 0)
-                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[m][r]] =
+                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row(m, r)] =
                     sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
         }
     }
@@ -474,31 +425,24 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // ANCHOR: variants
 // Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r]_<dtype>_d<D>: W warps of M
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
-// for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY); src/lib.rs
-// lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, P, A, SUFFIX)                                        \
+// for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
+// chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, P, A>(p);                          \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, false, false, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, false, false, bxr)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, true, false, false, bxc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, false, bxrc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, true, true, false, false, brc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, true, false, bxrcp)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, true, bxrca)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, true, bxa)
-CP_ASYNC_VARIANT(8, 2, 64, 2, true, true, true, true, false, false, bxrc)
-CP_ASYNC_VARIANT(8, 2, 64, 2, true, true, false, true, false, false, bxc)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
 // ANCHOR_END: variants
