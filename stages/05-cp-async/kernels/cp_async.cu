@@ -356,6 +356,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         auto tile = [&](auto MASKED) {
             qk(k_tile);
             if constexpr (CHUNKED) {
+                // ANCHOR: chunked
                 // CHUNKED: P one k-step at a time, each right before its P V products. P V's
                 // step kk needs only P's step kk, so ptxas can issue the 16 MUFU.EX2 of step
                 // kk + 1 between the 34 HMMAs of step kk: the special-function unit and the
@@ -370,6 +371,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                     if constexpr (MT == 2) probabilities(Int<1>{}, kk);
                     pv_step(v_tile, kk);
                 }
+                // ANCHOR_END: chunked
             } else {
                 softmax(Int<0>{}, MASKED, kv_start);
                 if constexpr (MT == 2) softmax(Int<1>{}, MASKED, kv_start);
