@@ -194,8 +194,8 @@ impl Stage for CpAsync {
     /// The default at 128, `w4m2k64s2bxrc`, keeps 2-3 of them there (8-12 bytes stored,
     /// reloaded at the top of each tile, off the products' path); `w4m2k64s2bxr`, its
     /// predecessor, does not spill. The other builds of FA2's shape at 128 spill a little
-    /// more and are kept because the chapter's tuning steps measure them (book: "Stage 5:
-    /// cp.async pipelining"): the old default `w4m2k64s2`, `w4m2k64s2r`, and `w4m2k64s2b`
+    /// more and are kept because the chapter's tuning steps measure them
+    /// (book: "Stage 5: cp.async pipelining"): the old default `w4m2k64s2`, `w4m2k64s2r`, and `w4m2k64s2b`
     /// and `w4m2k64s2bx`, the head-dim-64 shapes, whose d128 builds carry P V inside the
     /// tile's straight-line code without the lazy rescale's spare registers. These,
     /// bounded, are allowed; no other kernel may spill.
