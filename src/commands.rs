@@ -91,6 +91,7 @@ fn stage(args: StageArgs) -> Result<i32> {
         seed: args.seed,
         check: !args.no_check,
         time: !args.no_time,
+        adjust_inputs: None,
     };
     let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
     if let Some(dir) = &args.save {

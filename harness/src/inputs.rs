@@ -42,6 +42,35 @@ impl HostInputs {
     }
 }
 
+/// Multiplies the keys `keys` (every batch and KV head) by `factor`, so their scores
+/// jump above those of the keys before: a kernel that takes P against an earlier tile's
+/// max (stage 5's `p` variants) must rescale, or start over, when they arrive.
+pub fn scale_keys(problem: &Problem, inputs: &mut HostInputs, keys: std::ops::Range<usize>, factor: f32) {
+    let (d, h) = (problem.head_dim, problem.kv_heads);
+    for b in 0..problem.batch {
+        for j in keys.clone().filter(|&j| j < problem.seqlen_k) {
+            let row = ((b * problem.seqlen_k + j) * h) * d;
+            for x in &mut inputs.k[row..row + h * d] {
+                *x = inputs.dtype.to_bits(inputs.dtype.from_bits(*x) * factor);
+            }
+        }
+    }
+}
+
+/// Scores that jump by about 8-15 (log2 units) a quarter of the way along the keys: above
+/// the lazy rescale's threshold, under the overflow limit of f16's P.
+pub fn moderate_score_jump(problem: &Problem, inputs: &mut HostInputs) {
+    let at = problem.seqlen_k / 4;
+    scale_keys(problem, inputs, at..at + 64, 2.5);
+}
+
+/// Scores that jump by about 200 (log2 units) halfway along the keys: P against the
+/// earlier max would overflow in any dtype.
+pub fn steep_score_jump(problem: &Problem, inputs: &mut HostInputs) {
+    let at = problem.seqlen_k / 2;
+    scale_keys(problem, inputs, at..at + 64, 40.0);
+}
+
 /// A fresh seed for each check unless the user pins one (`--seed`).
 pub fn fresh_seed() -> u64 {
     rand::rng().random()

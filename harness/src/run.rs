@@ -14,6 +14,9 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     pub check: bool,
     pub time: bool,
+    /// Reshapes the random inputs before the run (`inputs::steep_score_jump`, say), for
+    /// tests of input-dependent paths; `None` for the plain normal inputs.
+    pub adjust_inputs: Option<fn(&Problem, &mut HostInputs)>,
 }
 
 impl Default for RunOptions {
@@ -22,6 +25,7 @@ impl Default for RunOptions {
             seed: None,
             check: true,
             time: true,
+            adjust_inputs: None,
         }
     }
 }
@@ -56,7 +60,10 @@ pub fn run_stage(
     gpu.check_stage(info)?;
 
     let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
-    let inputs = HostInputs::generate(problem, seed);
+    let mut inputs = HostInputs::generate(problem, seed);
+    if let Some(adjust) = opts.adjust_inputs {
+        adjust(problem, &mut inputs);
+    }
     let scratch_elements = stage.scratch_elements(problem).max(1);
     let needed = 2 * (problem.q_elements() + problem.kv_elements()) * 2
         + (problem.lse_elements() + scratch_elements) * 4;

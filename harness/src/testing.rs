@@ -25,9 +25,47 @@ pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
 /// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
 /// with every failure's numbers, so one run shows all that is wrong.
 pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
+    assert_stage_on(stage, dtype, head_dim, causal, SHAPES, &[("normal inputs", None)]);
+}
+
+/// Shapes long enough for several KV tiles before and after the jump.
+pub const JUMP_SHAPES: &[(usize, usize, usize, usize, usize)] =
+    &[(1, 2, 2, 1024, 1024), (1, 2, 1, 300, 1100)];
+
+/// Like [`assert_stage_on_grid`], on inputs whose scores jump upwards part of the way
+/// along the keys, moderately (a rescale) and steeply (overflow unless the max moves
+/// first): the test of every path that depends on how the running max grows.
+pub fn assert_stage_on_score_jumps(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
+    use crate::inputs::{moderate_score_jump, steep_score_jump};
+    assert_stage_on(
+        stage,
+        dtype,
+        head_dim,
+        causal,
+        JUMP_SHAPES,
+        &[
+            ("a moderate score jump", Some(moderate_score_jump)),
+            ("a steep score jump", Some(steep_score_jump)),
+        ],
+    );
+}
+
+type Adjust = (&'static str, Option<fn(&Problem, &mut crate::inputs::HostInputs)>);
+
+fn assert_stage_on(
+    stage: &dyn Stage,
+    dtype: DType,
+    head_dim: usize,
+    causal: bool,
+    shapes: &[(usize, usize, usize, usize, usize)],
+    adjusts: &[Adjust],
+) {
     let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
     let mut failures = Vec::new();
-    for &(batch, heads, kv_heads, seqlen_q, seqlen_k) in SHAPES {
+    for (&(batch, heads, kv_heads, seqlen_q, seqlen_k), &(inputs, adjust)) in shapes
+        .iter()
+        .flat_map(|s| adjusts.iter().map(move |a| (s, a)))
+    {
         let problem = Problem {
             batch,
             heads,
@@ -43,19 +81,20 @@ pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, ca
             seed: None,
             check: true,
             time: false,
+            adjust_inputs: adjust,
         };
         match run_stage(stage, &gpu, &problem, &opts) {
             Ok((report, _)) => {
                 let check = report.check.expect("checking was asked for");
                 if !check.passed {
                     failures.push(format!(
-                        "{problem} (seed {}): {}",
+                        "{problem}, {inputs} (seed {}): {}",
                         report.seed,
                         check.summary()
                     ));
                 }
             }
-            Err(e) => failures.push(format!("{problem}: {e}")),
+            Err(e) => failures.push(format!("{problem}, {inputs}: {e}")),
         }
     }
     assert!(

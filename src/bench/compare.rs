@@ -98,6 +98,7 @@ pub fn compare(a: u32, b: u32, problem: &Problem, seed: u64) -> Result<Compariso
         seed: Some(seed),
         check: true,
         time: true,
+        adjust_inputs: None,
     };
     let mut archs: Vec<String> = [sa, sb]
         .iter()

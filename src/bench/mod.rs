@@ -892,6 +892,7 @@ fn run_row(stage: &dyn Stage, gpu: &Gpu, shape: &Shape, seed: u64, mut row: Row)
         seed: Some(seed),
         check: true,
         time: true,
+        adjust_inputs: None,
     };
     match run_stage(stage, gpu, &problem, &opts) {
         Ok((report, _outputs)) => {

@@ -16,6 +16,8 @@
 #include <flashlab/mma.cuh>
 #include <flashlab/smem_tile.cuh>
 
+#include <type_traits>
+
 namespace flashlab {
 
 // ANCHOR: config
@@ -75,9 +77,10 @@ struct Int {
 };
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, bool CHUNKED = false>
+          bool LAZY = false, bool CHUNKED = false, bool STALE = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
+    static_assert(!STALE || (ONE_BARRIER && ROWSUM_MMA && LAZY && CHUNKED), "the stale max builds on b, x, r and c");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
     // With one m16 tile per warp, Q's fragments fit in registers for the whole loop (as in
@@ -199,9 +202,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // that need it), the row max, the rescale of the row sum and of O. probabilities: P's
     // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
     float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
-    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
+    // The mask (only on tiles that need it) and the max of the tile's raw scores, per row of
+    // m16 tile M, reduced across the quad that holds the row.
+    auto tile_row_max = [&](auto M, auto MASKED, int kv_start, float (&tile_max)[2]) {
         constexpr int m = decltype(M)::value;
-        float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+        tile_max[0] = tile_max[1] = -CUDART_INF_F;
 #pragma unroll
         for (int n = 0; n < BLOCK_KV / 8; ++n) {
 #pragma unroll
@@ -213,12 +218,20 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
             }
         }
-
-        // ANCHOR: rescale
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
             tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
+        }
+    };
+    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
+        constexpr int m = decltype(M)::value;
+        float tile_max[2];
+        tile_row_max(M, MASKED, kv_start, tile_max);
+
+        // ANCHOR: rescale
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
             // The scale is positive, so max(s) * scale is the max of the scaled scores.
             float m_new = fmaxf(row_max[m][r], tile_max[r] * p.scale_log2);
             // LAZY (FlashAttention-4's trick): keep the old max unless the new one is more
@@ -324,6 +337,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
         }
     };
 
+    // STALE: `restart` is set by a warp whose P, taken against a stale max, could have
+    // overflowed; `exact` is set for the whole block once it has restarted.
+    bool restart = false, exact = false;
+
     // ANCHOR: wait_k
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
@@ -331,7 +348,36 @@ __device__ void cp_async_attention(const AttnParams& p) {
         if constexpr (ONE_BARRIER) {
             static_assert(NSTAGES == 2, "one barrier per tile: the slot of tile t-1 is refilled with tile t+1");
             cp_async_wait<0>();
-            __syncthreads();  // K_t and V_t are in, and every warp is done with tile t-1
+            // K_t and V_t are in, and every warp is done with tile t-1
+            if constexpr (STALE) {
+                if (__syncthreads_or(restart)) {
+                    // ANCHOR: restart
+                    // Some warp's scores jumped so far above its running max that P may have
+                    // overflowed, and O cannot be un-added: the block starts over from tile 0
+                    // with the exact max on every tile. Both slots are free here (tile t-1 is
+                    // done, tile t is not needed), so tile 0 goes to slot 0 as in the prologue.
+                    // ANCHOR_END: restart
+                    restart = false;
+                    exact = true;
+                    t = 0;
+#pragma unroll
+                    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+                        for (int r = 0; r < 2; ++r) row_max[m][r] = -CUDART_INF_F;
+#pragma unroll
+                        for (int e = 0; e < 4; ++e) l_frag[m][e] = 0.f;
+#pragma unroll
+                        for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+                            for (int e = 0; e < 4; ++e) o_rmem[m][n][e] = 0.f;
+                    }
+                    issue_kv(0);
+                    cp_async_wait<0>();
+                    __syncthreads();
+                }
+            } else {
+                __syncthreads();
+            }
             issue_kv(t + 1);
         } else {
             issue_kv(t + NSTAGES - 1);
@@ -381,10 +427,57 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 }
             }
         };
-        if (needs_mask(kv_start))
-            tile(Int<1>{});
-        else
-            tile(Int<0>{});
+        // ANCHOR: stale
+        // STALE: P against the max of the tiles before, so the exponentials wait only for
+        // their own scores, not for the tile's row max (64 FMNMX in four chains, two
+        // shuffles, a compare). The max is still taken, beside the exponentials, and checked
+        // at the tile's end: where it grew by more than 8, O and the row sum are rescaled
+        // then, this tile's products included, which is the same algebra as rescaling
+        // before; where it grew by more than P_LIMIT, P may have overflowed (f16 ends at
+        // 2^16) and the block restarts (above). Tile 0 has no max before it and the last
+        // tile's check would have no barrier after it: both take the exact path, as do the
+        // masked tiles (book: stage 5, step 12).
+        auto stale_tile = [&]() {
+            constexpr float P_LIMIT = std::is_same<T, __half>::value ? 15.f : 64.f;
+            qk(k_tile);
+            float tile_max[MT][2];
+            tile_row_max(Int<0>{}, Int<0>{}, kv_start, tile_max[0]);
+            if constexpr (MT == 2) tile_row_max(Int<1>{}, Int<0>{}, kv_start, tile_max[1]);
+#pragma unroll
+            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                probabilities(Int<0>{}, kk);
+                if constexpr (MT == 2) probabilities(Int<1>{}, kk);
+                pv_step(v_tile, kk);
+            }
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const float scaled = tile_max[m][r] * p.scale_log2;
+                    restart |= scaled > m_base[m][r] + P_LIMIT;
+                    float rescale = 1.f;
+                    if (scaled > m_base[m][r] + 8.f) {
+                        rescale = fast_exp2(m_base[m][r] - scaled);
+                        m_base[m][r] = row_max[m][r] = scaled;
+                        l_frag[m][2 * r] *= rescale;
+                    }
+                    rescale_o[m][r] = rescale;
+                }
+            rescale_o_lazily();
+        };
+        // ANCHOR_END: stale
+
+        if constexpr (STALE) {
+            if (!exact && t > 0 && t + 1 < n_tiles && !needs_mask(kv_start))
+                stale_tile();
+            else
+                tile(Int<1>{});  // exact; the mask's compares are cheap next to a second copy of the code
+        } else {
+            if (needs_mask(kv_start))
+                tile(Int<1>{});
+            else
+                tile(Int<0>{});
+        }
         // ANCHOR_END: order
 
         // ANCHOR: wait_v_pv
@@ -428,23 +521,25 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r]_<dtype>_d<D>: W warps of M
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
-// chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
+// chunked P (CHUNKED), `o` for P against the old max (STALE); src/lib.rs lists
+// the same set in VARIANTS.
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, P, SUFFIX)                                           \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, P>(p);                             \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, false, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, false, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, bxrc)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, true, bxrco)
 // ANCHOR_END: variants
