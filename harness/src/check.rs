@@ -113,7 +113,7 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
     let mut kernel_o = Vec::with_capacity(rows.len() * d);
     let mut exact_o = Vec::with_capacity(rows.len() * d);
     let mut lowp_o = Vec::with_capacity(rows.len() * d);
-    let (mut lse_err, mut lse_lowp_err, mut lse_mask_mismatches) = (0.0f64, 0.0f64, 0usize);
+    let (mut lse_err, mut lse_lowp_err, mut lse_lowp_spread, mut lse_mask_mismatches) = (0.0f64, 0.0f64, 0.0f64, 0usize);
     for ((row, ex), lo) in rows.iter().zip(&exact).zip(&lowp) {
         let base = ((row.batch * p.seqlen_q + row.row) * p.heads + row.head) * d;
         kernel_o.extend(
@@ -131,6 +131,7 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
                 lse_err = nan_max(lse_err, (kernel_lse - ex.lse).abs());
                 if lo.lse.is_finite() {
                     lse_lowp_err = lse_lowp_err.max((lo.lse - ex.lse).abs());
+                    lse_lowp_spread = lse_lowp_spread.max(lo.lse_spread);
                 }
             }
             _ => lse_mask_mismatches += 1,
@@ -142,8 +143,11 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
     let lowp_stats = reference::error_stats(&lowp_o, &exact_o);
     let o_atol = o_atol(p.dtype, &exact_o);
     let o_bound = reference::fa3_bound(lowp_stats.max_abs, o_atol);
-    // LSE is kept in fp32 by every stage: its absolute term is a few fp32 ulps of its size.
-    let lse_bound = reference::fa3_bound(lse_lowp_err, 1e-5);
+    // LSE: the same rule, on the larger of the error the dtype's math made and its typical
+    // size (`lse_spread`): the first is a sum of weighted rounding errors that can cancel
+    // by luck, and on a problem of two rows that luck failed 1 in 10 correct runs of
+    // stage 5. LSE is kept in fp32 by every stage: its absolute term is a few fp32 ulps.
+    let lse_bound = reference::fa3_bound(lse_lowp_err.max(lse_lowp_spread), 1e-5);
     // ANCHOR_END: bound
     let passed = nan_elements == 0
         && lse_mask_mismatches == 0
@@ -267,6 +271,67 @@ mod tests {
             assert_eq!(
                 check_outputs(&p, &inputs, &o_bits, &lse_bad).lse_mask_mismatches,
                 1
+            );
+        }
+    }
+    /// An LSE like a tensor-core kernel's (exact scores, each P rounded to the dtype before
+    /// the row sum, against a max up to 8 below the true one as the lazy rescale leaves it)
+    /// passes on the grid's smallest multi-key shape for every seed tried, and an LSE off by
+    /// a few of the dtype's roundings does not. With the bound on the error the dtype's
+    /// math happened to make, such an LSE failed on 2 of 20 GPU runs (one seed is below).
+    #[test]
+    fn lse_bound_holds_for_p_rounded_before_the_sum() {
+        for dtype in DType::ALL {
+            let mut p = Problem::new(1, 2, 1, 64);
+            p.seqlen_k = 257;
+            p.dtype = dtype;
+            let (mut bounds, mut worst) = (Vec::new(), 0.0f64);
+            for seed in (0..150).chain([6263271776910810519]) {
+                let inputs = HostInputs::generate(&p, seed);
+                let (q, k, v) = (
+                    inputs.to_f64(&inputs.q),
+                    inputs.to_f64(&inputs.k),
+                    inputs.to_f64(&inputs.v),
+                );
+                let scale = p.softmax_scale() as f64;
+                let exact = reference::attention(&q, &k, &v, &p.shape(), &p.mask(), scale);
+                let o_bits: Vec<u16> = exact.o.iter().map(|&x| dtype.to_bits(x as f32)).collect();
+                let lse: Vec<f32> = (0..p.heads)
+                    .map(|h| {
+                        let qh = &q[h * 64..h * 64 + 64];
+                        let scores: Vec<f64> = (0..p.seqlen_k)
+                            .map(|j| {
+                                let kj = &k[(j * p.kv_heads + h) * 64..(j * p.kv_heads + h) * 64 + 64];
+                                qh.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale
+                            })
+                            .collect();
+                        let base = scores.iter().cloned().fold(f64::MIN, f64::max) - (seed % 9) as f64 * 0.6;
+                        let sum: f64 = scores
+                            .iter()
+                            .map(|s| dtype.from_bits(dtype.to_bits((s - base).exp() as f32)) as f64)
+                            .sum();
+                        (base + sum.ln()) as f32
+                    })
+                    .collect();
+                let r = check_outputs(&p, &inputs, &o_bits, &lse);
+                assert!(r.passed, "{dtype} seed {seed}: {}", r.summary());
+                assert!(r.lse_mask_mismatches == 0);
+                let step = if dtype == DType::Bf16 { 1e-2 } else { 2e-3 };
+                let off: Vec<f32> = lse.iter().map(|x| x + step).collect();
+                assert!(
+                    !check_outputs(&p, &inputs, &o_bits, &off).passed,
+                    "{dtype} seed {seed}: LSE {step} off passed: {}",
+                    check_outputs(&p, &inputs, &o_bits, &off).summary()
+                );
+                bounds.push(r.lse_bound);
+                worst = worst.max(r.lse_max_abs / r.lse_bound);
+            }
+            bounds.sort_by(f64::total_cmp);
+            println!(
+                "{dtype}: LSE bound min {:.2e} median {:.2e} max {:.2e}; largest error / bound {worst:.2}",
+                bounds[0],
+                bounds[bounds.len() / 2],
+                bounds[bounds.len() - 1]
             );
         }
     }

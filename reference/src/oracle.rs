@@ -33,6 +33,11 @@ pub struct RowId {
 pub struct RowResult {
     pub o: Vec<f64>,
     pub lse: f64,
+    /// For [`Precision::Emulated`]: `sqrt(Σ_j (w_j δs_j)²)`, with `w_j` the softmax weights
+    /// and `δs_j` each score's rounding error. To first order the emulated LSE errs by
+    /// `Σ_j w_j δs_j`, a sum whose terms can cancel by luck; this is its typical size, the
+    /// standard deviation it would have if the signs were random. 0 for exact math.
+    pub lse_spread: f64,
 }
 
 /// Every row of a shape in (batch, head, row) order, the order LSE is stored in.
@@ -181,7 +186,11 @@ fn row_f64(
         values.extend_from_slice(kv_row(v, shape, id.batch, j, hk));
     }
     let (o, lse) = two_pass(&scores, &values, shape.head_dim, scale);
-    RowResult { o, lse }
+    RowResult {
+        o,
+        lse,
+        lse_spread: 0.0,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -204,6 +213,7 @@ fn row_emulated(
         return RowResult {
             o: vec![0.0; d],
             lse: f64::NEG_INFINITY,
+            lse_spread: 0.0,
         };
     }
     // Steps 2 and 3: scores in p, only for the keys the mask allows (the rest would be −∞).
@@ -215,6 +225,16 @@ fn row_emulated(
                 acc + (*a as f32) * (p.round(*b) as f32)
             });
             p.round(round_f32(p.round(f64::from(dot)) * scale_f32))
+        })
+        .collect();
+    // Each score's rounding error against the exact score of the same rounded inputs.
+    let score_errors: Vec<f64> = keys
+        .clone()
+        .zip(&scores)
+        .map(|(j, &s)| {
+            let kj = kv_row(k, shape, id.batch, j, hk);
+            let exact: f64 = qi.iter().zip(kj).map(|(a, b)| a * p.round(*b)).sum::<f64>() * scale;
+            (s - exact).abs()
         })
         .collect();
     // Step 4: f32 softmax, P stored in p.
@@ -234,9 +254,16 @@ fn row_emulated(
             *a += pj * p.round(*vd) as f32;
         }
     }
+    let lse_spread = exps
+        .iter()
+        .zip(&score_errors)
+        .map(|(&e, &err)| (f64::from(e / sum) * err).powi(2))
+        .sum::<f64>()
+        .sqrt();
     RowResult {
         o: acc.iter().map(|&a| p.round(f64::from(a))).collect(),
         lse: f64::from(max + sum.ln()),
+        lse_spread,
     }
 }
 
