@@ -113,7 +113,8 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
     let mut kernel_o = Vec::with_capacity(rows.len() * d);
     let mut exact_o = Vec::with_capacity(rows.len() * d);
     let mut lowp_o = Vec::with_capacity(rows.len() * d);
-    let (mut lse_err, mut lse_lowp_err, mut lse_lowp_spread, mut lse_mask_mismatches) = (0.0f64, 0.0f64, 0.0f64, 0usize);
+    let (mut lse_err, mut lse_lowp_err, mut lse_lowp_spread, mut lse_mask_mismatches) =
+        (0.0f64, 0.0f64, 0.0f64, 0usize);
     for ((row, ex), lo) in rows.iter().zip(&exact).zip(&lowp) {
         let base = ((row.batch * p.seqlen_q + row.row) * p.heads + row.head) * d;
         kernel_o.extend(
@@ -301,11 +302,13 @@ mod tests {
                         let qh = &q[h * 64..h * 64 + 64];
                         let scores: Vec<f64> = (0..p.seqlen_k)
                             .map(|j| {
-                                let kj = &k[(j * p.kv_heads + h) * 64..(j * p.kv_heads + h) * 64 + 64];
+                                let kj =
+                                    &k[(j * p.kv_heads + h) * 64..(j * p.kv_heads + h) * 64 + 64];
                                 qh.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale
                             })
                             .collect();
-                        let base = scores.iter().cloned().fold(f64::MIN, f64::max) - (seed % 9) as f64 * 0.6;
+                        let base = scores.iter().cloned().fold(f64::MIN, f64::max)
+                            - (seed % 9) as f64 * 0.6;
                         let sum: f64 = scores
                             .iter()
                             .map(|s| dtype.from_bits(dtype.to_bits((s - base).exp() as f32)) as f64)

@@ -45,7 +45,12 @@ impl HostInputs {
 /// Multiplies the keys `keys` (every batch and KV head) by `factor`, so their scores
 /// jump above those of the keys before: a kernel that takes P against an earlier tile's
 /// max (stage 5's `p` variants) must rescale, or start over, when they arrive.
-pub fn scale_keys(problem: &Problem, inputs: &mut HostInputs, keys: std::ops::Range<usize>, factor: f32) {
+pub fn scale_keys(
+    problem: &Problem,
+    inputs: &mut HostInputs,
+    keys: std::ops::Range<usize>,
+    factor: f32,
+) {
     let (d, h) = (problem.head_dim, problem.kv_heads);
     for b in 0..problem.batch {
         for j in keys.clone().filter(|&j| j < problem.seqlen_k) {

@@ -1,9 +1,11 @@
-//! The GPU test every stage runs: its kernels against the oracle over one shape grid.
+//! The GPU test every stage runs: its kernels against the oracle over one shape grid, and
+//! on inputs whose scores jump.
 //!
 //! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);`, which
-//! expands to one test per (dtype, head dim, causal) combination. They are `#[ignore]`d
-//! with the reason, so a machine without a GPU shows them as ignored, never as passed;
-//! `just test` runs them with `--include-ignored` when a GPU is present.
+//! expands to one test per (dtype, head dim, causal) combination and one per dtype on
+//! inputs whose scores jump. They are `#[ignore]`d with the reason, so a machine without a
+//! GPU shows them as ignored, never as passed; `just test` runs them with
+//! `--include-ignored` when a GPU is present.
 
 use crate::run::{RunOptions, run_stage};
 use crate::{DType, Gpu, Problem, Stage};
@@ -25,7 +27,14 @@ pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
 /// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
 /// with every failure's numbers, so one run shows all that is wrong.
 pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
-    assert_stage_on(stage, dtype, head_dim, causal, SHAPES, &[("normal inputs", None)]);
+    assert_stage_on(
+        stage,
+        dtype,
+        head_dim,
+        causal,
+        SHAPES,
+        &[("normal inputs", None)],
+    );
 }
 
 /// Shapes long enough for several KV tiles before and after the jump.
@@ -50,7 +59,10 @@ pub fn assert_stage_on_score_jumps(stage: &dyn Stage, dtype: DType, head_dim: us
     );
 }
 
-type Adjust = (&'static str, Option<fn(&Problem, &mut crate::inputs::HostInputs)>);
+type Adjust = (
+    &'static str,
+    Option<fn(&Problem, &mut crate::inputs::HostInputs)>,
+);
 
 fn assert_stage_on(
     stage: &dyn Stage,
@@ -117,6 +129,20 @@ macro_rules! gpu_tests {
         $crate::gpu_tests!(@one $stage, f16_d64_causal, F16, 64, true);
         $crate::gpu_tests!(@one $stage, f16_d128, F16, 128, false);
         $crate::gpu_tests!(@one $stage, f16_d128_causal, F16, 128, true);
+        $crate::gpu_tests!(@jumps $stage, score_jumps_bf16, Bf16);
+        $crate::gpu_tests!(@jumps $stage, score_jumps_f16, F16);
+    };
+    (@jumps $stage:expr, $name:ident, $dtype:ident) => {
+        /// Scores that jump part of the way along the keys: every way the running max grows.
+        #[test]
+        #[ignore = "needs an NVIDIA GPU (compute capability 8.0+); `just test` runs it where one is present"]
+        fn $name() {
+            for head_dim in $crate::Stage::info(&$stage).head_dims.iter().copied() {
+                for causal in [false, true] {
+                    $crate::testing::assert_stage_on_score_jumps(&$stage, $crate::DType::$dtype, head_dim, causal);
+                }
+            }
+        }
     };
     (@one $stage:expr, $name:ident, $dtype:ident, $dim:expr, $causal:expr) => {
         #[test]

@@ -68,38 +68,6 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
 }
 // ANCHOR_END: load_tile_async
 
-// JOINT: K's and V's tile t with one set of addresses. V's shared-memory tile is a constant
-// V_SMEM_BYTES after K's (an immediate offset in the copy), and V's global rows are a
-// block-uniform byte distance from K's, so only K's addresses are computed per tile.
-template <typename T, int D, int ROWS, int THREADS, int V_SMEM_BYTES>
-__device__ __forceinline__ void load_kv_tiles_async(T* k_tile_smem, const T* k_gmem, long long v_minus_k_bytes, long long stride,
-                                                    int valid) {
-    constexpr int CHUNKS = D / 8;
-    constexpr int ROW_STEP = THREADS / CHUNKS;
-    static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
-    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
-    const uint32_t dst0 = smem_addr(k_tile_smem + tile_offset<D>(r0, c));
-    const char* src = reinterpret_cast<const char*>(k_gmem + r0 * stride + c);
-    const long long src_step = ROW_STEP * stride * static_cast<long long>(sizeof(T));
-    if (valid >= ROWS) {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
-            const uint32_t dst = dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8);
-            cp_async_16(dst, src);
-            cp_async_16(dst + V_SMEM_BYTES, src + v_minus_k_bytes);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
-            const bool in_range = r0 + i * ROW_STEP < valid;
-            const uint32_t dst = dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8);
-            const char* k_src = in_range ? src : reinterpret_cast<const char*>(k_gmem);
-            cp_async_16(dst, k_src, in_range);
-            cp_async_16(dst + V_SMEM_BYTES, k_src + v_minus_k_bytes, in_range);
-        }
-    }
-}
-
 // A compile-time int as a value, for the generic lambdas below.
 template <int N>
 struct Int {
@@ -107,10 +75,8 @@ struct Int {
 };
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, bool CHUNKED = false, bool FINITE = false, bool JOINT = false, bool CHECKED = false>
+          bool LAZY = false, bool CHUNKED = false>
 __device__ void cp_async_attention(const AttnParams& p) {
-    static_assert(!CHECKED || (LAZY && CHUNKED), "the check replaces the lazy rescale's max on chunked tiles");
-    static_assert(!JOINT || ONE_BARRIER, "K and V in one commit group: waited for together");
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
@@ -140,17 +106,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // ANCHOR: issue_kv
     // Two commit groups per tile, K then V. Groups are committed even when empty, so the
     // number of groups after tile t's K (or V) is the same in every iteration.
-    const long long v_minus_k_bytes = reinterpret_cast<intptr_t>(v_gmem) - reinterpret_cast<intptr_t>(k_gmem);
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        if constexpr (JOINT) {
-            if (tile < n_tiles)
-                load_kv_tiles_async<T, D, BLOCK_KV, THREADS, NSTAGES * BLOCK_KV * D * sizeof(T)>(
-                    k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, v_minus_k_bytes, kv_stride, valid);
-            cp_async_commit();
-            cp_async_commit();  // empty: the same count of groups per tile as K then V
-            return;
-        }
         if (tile < n_tiles)
             load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
@@ -180,9 +137,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     for (int m = 0; m < MT; ++m)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            // in scaled log2 units. FINITE: a floor, not -inf, so the row max itself is what
-            // the exponent subtracts (exp2(-inf - floor) is 0) and no second copy is kept.
-            row_max[m][r] = FINITE ? -1e30f : -CUDART_INF_F;
+            row_max[m][r] = -CUDART_INF_F;  // in scaled log2 units
             row_sum[m][r] = 0.f;
         }
     // The query row of this lane's row r of m16 tile m, computed where it is needed (the
@@ -243,8 +198,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // The online softmax of m16 tile M, in two parts. max_and_rescale: the mask (only on tiles
     // that need it), the row max, the rescale of the row sum and of O. probabilities: P's
     // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
-    float m_base_rmem[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
-    auto& m_base = *(FINITE ? &row_max : &m_base_rmem);
+    float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
     auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
         constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
@@ -271,13 +225,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
             // than 8 larger (in log2 units), so P stays below 2^8, exact in bf16 and f16,
             // and after the first tiles O's rescale is almost always skipped.
             if constexpr (LAZY) m_new = tile_max[r] * p.scale_log2 > row_max[m][r] + 8.f ? m_new : row_max[m][r];
-            float rescale;
-            if constexpr (FINITE) {
-                rescale = fast_exp2(row_max[m][r] - m_new);
-            } else {
-                m_base[m][r] = m_new == -CUDART_INF_F ? 0.f : m_new;
-                rescale = fast_exp2(row_max[m][r] - m_base[m][r]);
-            }
+            m_base[m][r] = m_new == -CUDART_INF_F ? 0.f : m_new;
+            const float rescale = fast_exp2(row_max[m][r] - m_base[m][r]);
             row_max[m][r] = m_new;
             if constexpr (ROWSUM_MMA)
                 l_frag[m][2 * r] *= rescale;
@@ -309,9 +258,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
                 for (int h2 = 0; h2 < 2; ++h2)
                     p_rmem[m][kk][(n % 2) * 2 + h2] =
-                        CHECKED ? pack2<T>(fast_exp2(s_rmem[m][n][2 * h2]), fast_exp2(s_rmem[m][n][2 * h2 + 1]))
-                                : pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
-                                           fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
+                        pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
+                                 fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
             mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
         } else {
 #pragma unroll
@@ -319,8 +267,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 float prob[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    prob[e] = CHECKED ? fast_exp2(s_rmem[m][n][e])
-                                      : fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[m][e / 2]));  // one FFMA + one MUFU
+                    prob[e] = fast_exp2(fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[m][e / 2]));  // one FFMA + one MUFU
                     row_sum[m][e / 2] += prob[e];
                 }
                 p_rmem[m][kk][(n % 2) * 2 + 0] = pack2<T>(prob[0], prob[1]);
@@ -406,15 +353,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // unmasked one is straight-line code the compiler can schedule as a whole: the
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
-        // CHECKED: the scores become exponents, s * scale - m, in place, before P.
-        auto to_exponents = [&]() {
-#pragma unroll
-            for (int m = 0; m < MT; ++m)
-#pragma unroll
-                for (int n = 0; n < BLOCK_KV / 8; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = fmaf(s_rmem[m][n][e], p.scale_log2, -m_base[m][e / 2]);
-        };
         auto tile = [&](auto MASKED) {
             qk(k_tile);
             if constexpr (CHUNKED) {
@@ -427,7 +365,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 max_and_rescale(Int<0>{}, MASKED, kv_start);
                 if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start);
                 if constexpr (LAZY) rescale_o_lazily();
-                if constexpr (CHECKED) to_exponents();
 #pragma unroll
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
                     probabilities(Int<0>{}, kk);
@@ -444,64 +381,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 }
             }
         };
-        // ANCHOR: checked
-        // CHECKED: the lazy rescale moves a row's max only when the tile has a score more
-        // than 8 above it, so on an unmasked tile the max need not be found first: the
-        // exponents are taken against the current max and compared with 8, one predicate
-        // per score, and one vote tells the warp whether any row moved. Almost never (after
-        // the first tile, on these inputs never): P follows at once, with no row max, no
-        // shuffles and no rescale. Otherwise the tile starts over on the exact path: S again
-        // (the exponents overwrote it), the max, the rescale (book: stage 5, step 12).
-        auto checked_tile = [&]() {
-            qk(k_tile);
-            to_exponents();
-            // The largest exponent of the lane, in 8 short chains and a tree (one chain of
-            // 64 compares would be 64 latencies long); rows are mixed, the vote only asks
-            // whether any is over.
-            float acc[8];
-#pragma unroll
-            for (int j = 0; j < 8; ++j) acc[j] = -CUDART_INF_F;
-#pragma unroll
-            for (int m = 0; m < MT; ++m)
-#pragma unroll
-                for (int n = 0; n < BLOCK_KV / 8; ++n)
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) acc[(n % 2) * 4 + e] = fmaxf(acc[(n % 2) * 4 + e], s_rmem[m][n][e]);
-            const float lane_max = fmaxf(fmaxf(fmaxf(acc[0], acc[1]), fmaxf(acc[2], acc[3])),
-                                         fmaxf(fmaxf(acc[4], acc[5]), fmaxf(acc[6], acc[7])));
-            bool over = lane_max > 8.f;
-            if constexpr (!FINITE) {
-#pragma unroll
-                for (int m = 0; m < MT; ++m)
-#pragma unroll
-                    for (int r = 0; r < 2; ++r) over |= row_max[m][r] == -CUDART_INF_F;  // no max yet
-            }
-            if (__any_sync(0xffffffff, over)) {
-                qk(k_tile);
-                max_and_rescale(Int<0>{}, Int<0>{}, kv_start);
-                if constexpr (MT == 2) max_and_rescale(Int<1>{}, Int<0>{}, kv_start);
-                rescale_o_lazily();
-                to_exponents();
-            }
-#pragma unroll
-            for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
-                probabilities(Int<0>{}, kk);
-                if constexpr (MT == 2) probabilities(Int<1>{}, kk);
-                pv_step(v_tile, kk);
-            }
-        };
-        // ANCHOR_END: checked
-        if constexpr (CHECKED) {
-            if (t == 0 || needs_mask(kv_start))
-                tile(Int<1>{});  // exact; the mask's compares are cheap next to a third copy of the tile
-            else
-                checked_tile();
-        } else {
-            if (needs_mask(kv_start))
-                tile(Int<1>{});
-            else
-                tile(Int<0>{});
-        }
+        if (needs_mask(kv_start))
+            tile(Int<1>{});
+        else
+            tile(Int<0>{});
         // ANCHOR_END: order
 
         // ANCHOR: wait_v_pv
@@ -546,10 +429,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
 // chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX, ...)                                         \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, ##__VA_ARGS__>(p);                  \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
 CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
@@ -564,12 +447,4 @@ CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcf, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bxf, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcj, false, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcfj, true, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bxj, false, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcv, false, false, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcfjv, true, true, true)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcjv, false, true, true)
 // ANCHOR_END: variants

@@ -41,12 +41,6 @@ pub struct Variant {
     /// Chunked P (suffix `c`, one-barrier loop only): each k-step's exponentials right
     /// before its P V products, instead of all of P before P V.
     pub chunked: bool,
-    /// Finite floor for the row max (suffix `f`, experiment): no separate exponent base.
-    pub finite: bool,
-    /// Joint K/V copy (suffix `j`, experiment): V's copy addresses as offsets from K's.
-    pub joint: bool,
-    /// Checked exponents (suffix `v`, experiment): no row max unless some score is over it by 8.
-    pub checked: bool,
 }
 
 impl Variant {
@@ -60,16 +54,13 @@ impl Variant {
             rowsum_mma: false,
             lazy: false,
             chunked: false,
-            finite: false,
-            joint: false,
-            checked: false,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
@@ -77,10 +68,7 @@ impl Variant {
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
             if self.lazy { "r" } else { "" },
-            if self.chunked { "c" } else { "" },
-            if self.finite { "f" } else { "" },
-            if self.joint { "j" } else { "" },
-            if self.checked { "v" } else { "" }
+            if self.chunked { "c" } else { "" }
         )
     }
 
@@ -125,42 +113,6 @@ pub const VARIANTS: &[Variant] = &[
         ..D128_DEFAULT
     },
     D128_DEFAULT,
-    Variant {
-        finite: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        finite: true,
-        ..D64_DEFAULT
-    },
-    Variant {
-        joint: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        finite: true,
-        joint: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        joint: true,
-        ..D64_DEFAULT
-    },
-    Variant {
-        checked: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        finite: true,
-        joint: true,
-        checked: true,
-        ..D128_DEFAULT
-    },
-    Variant {
-        joint: true,
-        checked: true,
-        ..D128_DEFAULT
-    },
 ];
 
 /// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
@@ -170,9 +122,6 @@ pub const D128_DEFAULT: Variant = Variant {
     rowsum_mma: true,
     lazy: true,
     chunked: true,
-    finite: false,
-    joint: false,
-    checked: false,
     ..FA2_SHAPE
 };
 /// One barrier and row sums by mma, without the lazy rescale or chunked P: the default at
@@ -181,9 +130,6 @@ pub const D128_DEFAULT: Variant = Variant {
 pub const D64_DEFAULT: Variant = Variant {
     one_barrier: true,
     rowsum_mma: true,
-    finite: false,
-    joint: false,
-    checked: false,
     ..FA2_SHAPE
 };
 
@@ -261,14 +207,6 @@ impl Stage for CpAsync {
             k if k.starts_with("cp_async_w4m2k64s2b_") => 240,
             k if k.starts_with("cp_async_w4m2k64s2bx_") => 360,
             k if k.starts_with("cp_async_w4m2k64s2bxrc_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcf_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxf_") => 360,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcj_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcfj_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxj_") => 360,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcv_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcfjv_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcjv_") => 48,
             _ => 0,
         }
     }
