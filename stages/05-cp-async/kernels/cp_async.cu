@@ -75,7 +75,7 @@ struct Int {
 };
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, bool CHUNKED = false, int DESYNC = 0>
+          bool LAZY = false, bool CHUNKED = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -124,20 +124,6 @@ __device__ void cp_async_attention(const AttnParams& p) {
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
     // ANCHOR_END: prologue
-    // DESYNC (experiment): two blocks that share an SM start together and run the same code,
-    // so their warps may reach Q K^T and the softmax at the same moments. Delay some blocks
-    // by part of a tile so the tensor pipe of each scheduler sees the two phases interleaved.
-    if constexpr (DESYNC != 0) {
-        uint32_t nsm;
-        asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-        const uint32_t linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-        if constexpr (DESYNC == 1 || DESYNC == 3) {
-            // the second block of each SM in the first wave, half a tile; 3: the same code, no delay (control)
-            if ((linear / nsm) & 1) __nanosleep(DESYNC == 1 ? 1400 : 0);
-        } else {
-            __nanosleep(((linear * 2654435761u) >> 22) * 3);  // 0-3 us, spread by a hash
-        }
-    }
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
     uint32_t q_rmem[Q_IN_REGISTERS ? D / 16 : 1][4];
@@ -443,10 +429,10 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
 // chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX, ...)                                         \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, ##__VA_ARGS__>(p);                  \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
 CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
@@ -461,7 +447,4 @@ CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
 CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcz, 1)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcy, 2)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrcq, 3)
 // ANCHOR_END: variants

@@ -41,8 +41,6 @@ pub struct Variant {
     /// Chunked P (suffix `c`, one-barrier loop only): each k-step's exponentials right
     /// before its P V products, instead of all of P before P V.
     pub chunked: bool,
-    /// Start-time offset (experiment): 1 = `z` (second block per SM delayed half a tile), 2 = `y` (hashed delay).
-    pub desync: u32,
 }
 
 impl Variant {
@@ -56,14 +54,13 @@ impl Variant {
             rowsum_mma: false,
             lazy: false,
             chunked: false,
-            desync: 0,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
@@ -71,8 +68,7 @@ impl Variant {
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
             if self.lazy { "r" } else { "" },
-            if self.chunked { "c" } else { "" },
-            ["", "z", "y", "q"][self.desync as usize]
+            if self.chunked { "c" } else { "" }
         )
     }
 
@@ -117,18 +113,6 @@ pub const VARIANTS: &[Variant] = &[
         ..D128_DEFAULT
     },
     D128_DEFAULT,
-    Variant {
-        desync: 1,
-        ..D128_DEFAULT
-    },
-    Variant {
-        desync: 2,
-        ..D128_DEFAULT
-    },
-    Variant {
-        desync: 3,
-        ..D128_DEFAULT
-    },
 ];
 
 /// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
@@ -138,7 +122,6 @@ pub const D128_DEFAULT: Variant = Variant {
     rowsum_mma: true,
     lazy: true,
     chunked: true,
-    desync: 0,
     ..FA2_SHAPE
 };
 /// One barrier and row sums by mma, without the lazy rescale or chunked P: the default at
@@ -224,9 +207,6 @@ impl Stage for CpAsync {
             k if k.starts_with("cp_async_w4m2k64s2b_") => 240,
             k if k.starts_with("cp_async_w4m2k64s2bx_") => 360,
             k if k.starts_with("cp_async_w4m2k64s2bxrc_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcz_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcy_") => 48,
-            k if k.starts_with("cp_async_w4m2k64s2bxrcq_") => 48,
             _ => 0,
         }
     }
