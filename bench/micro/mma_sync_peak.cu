@@ -20,33 +20,41 @@ __global__ void mma_peak(float* out, int iters) {
     mma_sync_stream<ILP>(out, iters);
 }
 
-template <int ILP>
-int run(int sms, int threads, int blocks_per_sm, float* out) {
-    const int iters = 4096 * 8 / ILP;
-    const int grid = sms * blocks_per_sm;
+// One warm-up launch, then the best of 5 timed with events, in ms (*best). 1 on a CUDA error.
+template <typename Launch>
+int best_ms(Launch launch, float* best) {
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    mma_peak<ILP><<<grid, threads>>>(out, iters);
+    launch();
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
-    float best = 1e30f;
+    *best = 1e30f;
     for (int rep = 0; rep < 5; ++rep) {
         CHECK(cudaEventRecord(e0));
-        mma_peak<ILP><<<grid, threads>>>(out, iters);
+        launch();
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));
         CHECK(cudaGetLastError());
         float ms;
         CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (ms < best) best = ms;
+        if (ms < *best) *best = ms;
     }
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return 0;
+}
+
+template <int ILP>
+int run(int sms, int threads, int blocks_per_sm, float* out) {
+    const int iters = 4096 * 8 / ILP;
+    const int grid = sms * blocks_per_sm;
+    float best;
+    if (best_ms([&] { mma_peak<ILP><<<grid, threads>>>(out, iters); }, &best)) return 1;
     const double flops = 2.0 * 16 * 8 * 16 * (double)ILP * iters * (threads / 32) * (double)grid;
     const int warps_per_smsp = threads / 32 * blocks_per_sm / 4;
     printf("mma.sync bf16  warps/sub-partition %2d  ILP %2d  %7.1f TFLOPS  (%.3f ms)\n", warps_per_smsp, ILP,
            flops / (best * 1e-3) / 1e12, best);
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
     return 0;
 }
 
@@ -54,23 +62,8 @@ int run_l2(int sms, int blocks_per_sm, int threads, const int4* src, size_t chun
     const int tiles = 2000, grid = sms * blocks_per_sm;
     const int smem = 2 * 32768;  // ceiling_l2_to_smem's 2-slot ring
     CHECK(cudaFuncSetAttribute(ceiling_l2_to_smem, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    ceiling_l2_to_smem<<<grid, threads, smem>>>(src, (long long)chunks, tiles, sink);
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
-    float best = 1e30f;
-    for (int rep = 0; rep < 5; ++rep) {
-        CHECK(cudaEventRecord(e0));
-        ceiling_l2_to_smem<<<grid, threads, smem>>>(src, (long long)chunks, tiles, sink);
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        CHECK(cudaGetLastError());
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (ms < best) best = ms;
-    }
+    float best;
+    if (best_ms([&] { ceiling_l2_to_smem<<<grid, threads, smem>>>(src, (long long)chunks, tiles, sink); }, &best)) return 1;
     const double bytes = 32768.0 * tiles * grid;
     printf("L2->smem cp.async  blocks/SM %d  threads %d  ring 2 x 32 KB  %6.2f TB/s\n", blocks_per_sm, threads,
            bytes / (best * 1e-3) / 1e12);

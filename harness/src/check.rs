@@ -299,11 +299,12 @@ mod tests {
                 let o_bits: Vec<u16> = exact.o.iter().map(|&x| dtype.to_bits(x as f32)).collect();
                 let lse: Vec<f32> = (0..p.heads)
                     .map(|h| {
-                        let qh = &q[h * 64..h * 64 + 64];
+                        // batch 1, one query row: Q's row h and K's rows (j, h) in BSHD.
+                        let d = p.head_dim;
+                        let qh = &q[h * d..(h + 1) * d];
                         let scores: Vec<f64> = (0..p.seqlen_k)
                             .map(|j| {
-                                let kj =
-                                    &k[(j * p.kv_heads + h) * 64..(j * p.kv_heads + h) * 64 + 64];
+                                let kj = &k[(j * p.kv_heads + h) * d..(j * p.kv_heads + h + 1) * d];
                                 qh.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale
                             })
                             .collect();

@@ -43,8 +43,8 @@ impl HostInputs {
 }
 
 /// Multiplies the keys `keys` (every batch and KV head) by `factor`, so their scores
-/// jump above those of the keys before: a kernel that takes P against an earlier tile's
-/// max (stage 5's `p` variants) must rescale, or start over, when they arrive.
+/// jump above those of the keys before: a kernel's running max must move when they
+/// arrive (stage 5's lazy rescale moves it only for jumps of more than 8 in log2 units).
 pub fn scale_keys(
     problem: &Problem,
     inputs: &mut HostInputs,

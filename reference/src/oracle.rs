@@ -216,27 +216,23 @@ fn row_emulated(
             lse_spread: 0.0,
         };
     }
-    // Steps 2 and 3: scores in p, only for the keys the mask allows (the rest would be −∞).
-    let scores: Vec<f64> = keys
+    // Steps 2 and 3: scores in p, only for the keys the mask allows (the rest would be −∞),
+    // each with its rounding error against the exact score of the same rounded inputs.
+    let (scores, score_errors): (Vec<f64>, Vec<f64>) = keys
         .clone()
         .map(|j| {
             let kj = kv_row(k, shape, id.batch, j, hk);
-            let dot = qi.iter().zip(kj).fold(0.0f32, |acc, (a, b)| {
-                acc + (*a as f32) * (p.round(*b) as f32)
-            });
-            p.round(round_f32(p.round(f64::from(dot)) * scale_f32))
+            let (dot, exact) = qi
+                .iter()
+                .zip(kj)
+                .fold((0.0f32, 0.0f64), |(acc, ex), (a, b)| {
+                    let b = p.round(*b);
+                    (acc + (*a as f32) * (b as f32), ex + a * b)
+                });
+            let s = p.round(round_f32(p.round(f64::from(dot)) * scale_f32));
+            (s, (s - exact * scale).abs())
         })
-        .collect();
-    // Each score's rounding error against the exact score of the same rounded inputs.
-    let score_errors: Vec<f64> = keys
-        .clone()
-        .zip(&scores)
-        .map(|(j, &s)| {
-            let kj = kv_row(k, shape, id.batch, j, hk);
-            let exact: f64 = qi.iter().zip(kj).map(|(a, b)| a * p.round(*b)).sum::<f64>() * scale;
-            (s - exact).abs()
-        })
-        .collect();
+        .unzip();
     // Step 4: f32 softmax, P stored in p.
     let max = scores
         .iter()
