@@ -43,6 +43,9 @@ ROW_FIELDS = [
     "sol_percent", "max_abs_error", "error_bound", "check_passed",
 ]
 CHECK_ROWS = 32
+# The timing gate holds the stream this long per timed call (harness/src/timing.rs:
+# GATE_US_PER_LAUNCH): far more than Python needs to queue one.
+GATE_US_PER_CALL = 200
 
 
 def visible_pairs(seqlen, causal):
@@ -216,6 +219,10 @@ class Runner:
         return call
 
     def time(self, fn):
+        """Median of per-call event timings, the protocol of harness/src/timing.rs: a
+        warm-up one call at a time sizes the run, then every timed call is queued behind
+        torch.cuda._sleep (a kernel that waits), so the calls run back to back and each
+        event pair times the GPU's work, not Python's time to launch it."""
         torch = self.torch
         a = self.args
         start = torch.cuda.Event(enable_timing=True)
@@ -236,7 +243,15 @@ class Runner:
             if warm >= a.warmup_ms:
                 break
         n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
-        samples = [once() for _ in range(n)]
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        # The gate: GATE_US_PER_CALL per call, in clock cycles at up to 2 GHz.
+        torch.cuda._sleep(int(GATE_US_PER_CALL * n * 2000))
+        for s, e in pairs:
+            s.record()
+            fn()
+            e.record()
+        torch.cuda.synchronize()
+        samples = [s.elapsed_time(e) for s, e in pairs]
         return median(samples), min(samples), n
 
     def check(self, shape, q, k, v, o):

@@ -34,7 +34,8 @@ pub struct SpeedOfLight {
     pub ceilings_skipped: Option<String>,
 }
 
-/// The ceiling kernels (`harness/kernels/ceilings.cu`).
+/// The harness's own kernels: the ceilings (`harness/kernels/ceilings.cu`) and the timing
+/// gate (`harness/kernels/spin.cu`).
 pub static KERNELS: crate::KernelBundle = crate::include_kernels!();
 
 pub const COPY_BYTES: usize = 1 << 30;
