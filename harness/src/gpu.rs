@@ -121,19 +121,7 @@ impl Gpu {
         smem_bytes: u32,
         params: &AttnParams,
     ) -> Result<()> {
-        if smem_bytes > self.max_smem_per_block {
-            return Err(Error::InvalidProblem(format!(
-                "the kernel needs {smem_bytes} bytes of shared memory per block; this GPU allows {}",
-                self.max_smem_per_block
-            )));
-        }
-        if smem_bytes > 48 * 1024 {
-            func.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem_bytes as i32,
-            )
-            .during("raising the dynamic shared-memory limit")?;
-        }
+        self.allow_smem(func, smem_bytes)?;
         let cfg = LaunchConfig {
             grid_dim: grid,
             block_dim: block,
@@ -147,6 +135,39 @@ impl Gpu {
             "launching a kernel with grid {grid:?} block {block:?}"
         ))?;
         Ok(())
+    }
+
+    /// Shared memory past 48 KiB a block (static and dynamic together) must be opted into
+    /// per function.
+    fn allow_smem(&self, func: &CudaFunction, smem_bytes: u32) -> Result<()> {
+        let static_bytes = func
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .during("reading the kernel's static shared memory")? as u32;
+        if static_bytes + smem_bytes > self.max_smem_per_block {
+            return Err(Error::InvalidProblem(format!(
+                "the kernel needs {} bytes of shared memory per block; this GPU allows {}",
+                static_bytes + smem_bytes,
+                self.max_smem_per_block
+            )));
+        }
+        if static_bytes + smem_bytes > 48 * 1024 {
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem_bytes as i32,
+            )
+            .during("raising the dynamic shared-memory limit")?;
+        }
+        Ok(())
+    }
+
+    /// How many blocks of `func` (`threads` each, `smem_bytes` of dynamic shared memory)
+    /// the whole GPU holds at once: the slots of one wave.
+    pub fn resident_blocks(&self, func: &CudaFunction, threads: u32, smem_bytes: u32) -> Result<u32> {
+        self.allow_smem(func, smem_bytes)?;
+        let per_sm = func
+            .occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
+            .during("reading the kernel's occupancy")?;
+        Ok(per_sm * self.multiprocessors)
     }
 
     pub fn facts(&self) -> Result<DeviceFacts> {
