@@ -22,10 +22,6 @@ pub struct AttnParams {
     pub causal: i32,
     pub scale: f32,
     pub scale_log2: f32,
-    /// Stage 5's tail split: the last `split_tiles` query tiles are shared by
-    /// `split_blocks` blocks (`tail_split.cuh`); zero for every other launch.
-    pub split_tiles: i32,
-    pub split_blocks: i32,
 }
 
 // SAFETY: plain old data with the C layout `common.cuh` declares; pointers are device
@@ -58,10 +54,9 @@ mod tests {
 
     #[test]
     fn layout_matches_the_c_struct() {
-        // Six 8-byte pointers, seven ints, two floats and two ints: 92 bytes, padded to 96.
-        assert_eq!(std::mem::size_of::<AttnParams>(), 96);
+        // Six 8-byte pointers, seven ints and two floats: 84 bytes, padded to 88.
+        assert_eq!(std::mem::size_of::<AttnParams>(), 88);
         assert_eq!(std::mem::offset_of!(AttnParams, batch), 48);
         assert_eq!(std::mem::offset_of!(AttnParams, scale_log2), 80);
-        assert_eq!(std::mem::offset_of!(AttnParams, split_blocks), 88);
     }
 }

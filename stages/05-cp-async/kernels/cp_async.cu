@@ -15,9 +15,6 @@
 #include <flashlab/fragments.cuh>
 #include <flashlab/mma.cuh>
 #include <flashlab/smem_tile.cuh>
-#include <flashlab/tail_split.cuh>
-
-#include <climits>
 
 namespace flashlab {
 
@@ -77,19 +74,9 @@ struct Int {
     static constexpr int value = N;
 };
 
-// What a block attends: query tile q_tile of head h in batch b, against key tiles kv_first ..
-// kv_limit - 1 (all of them unless the tail split cut them); with `partial`, the result is a
-// part for cp_async_combine rather than O. The tail split keeps it in shared memory, read
-// where it is used, so none of it holds a register through the tile loop.
-struct TileWork {
-    int q_tile, h, b, kv_first, kv_limit;
-    float* partial;
-    int part;  // which of the block's parts this is (the tail split's bookkeeping)
-};
-
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
           bool LAZY = false, bool CHUNKED = false>
-__device__ __forceinline__ void cp_async_attention(const AttnParams& p, const TileWork& w) {
+__device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
     constexpr int BLOCK_Q = C::BLOCK_Q, BLOCK_KV = C::BLOCK_KV, NSTAGES = C::NSTAGES, THREADS = C::THREADS;
@@ -105,18 +92,16 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
     T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;      // [NSTAGES][BLOCK_KV][D]
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    auto q_start = [&] { return w.q_tile * BLOCK_Q; };
-    const int kv_head = kv_head_of(p, w.h);
+    const int q_start = blockIdx.x * BLOCK_Q;
+    const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
     const long long q_stride = static_cast<long long>(p.heads) * D;
     const long long kv_stride = static_cast<long long>(p.kv_heads) * D;
-    const T* k_gmem = static_cast<const T*>(p.k) + kv_row_offset(p, w.b, 0, kv_head);
-    const T* v_gmem = static_cast<const T*>(p.v) + kv_row_offset(p, w.b, 0, kv_head);
+    const T* k_gmem = static_cast<const T*>(p.k) + kv_row_offset(p, b, 0, kv_head);
+    const T* v_gmem = static_cast<const T*>(p.v) + kv_row_offset(p, b, 0, kv_head);
 
     int kv_end = p.seqlen_k;
-    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start() + BLOCK_Q, p.seqlen_q) - 1)));
-    // Key tiles kv_first .. n_tiles - 1: all of them, unless the tile's keys are split
-    // between blocks (the tail split below).
-    const int n_tiles = min(ceil_div(kv_end, BLOCK_KV), w.kv_limit);
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    const int n_tiles = ceil_div(kv_end, BLOCK_KV);
 
     // ANCHOR: issue_kv
     // Two commit groups per tile, K then V. Groups are committed even when empty, so the
@@ -134,10 +119,10 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
 
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
-    load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, w.b, q_start(), w.h), q_stride,
-                                            p.seqlen_q - q_start());
+    load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+                                            p.seqlen_q - q_start);
 #pragma unroll
-    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(w.kv_first + s);
+    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
     // ANCHOR_END: prologue
 
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
@@ -157,7 +142,7 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
         }
     // The query row of this lane's row r of m16 tile m, computed where it is needed (the
     // mask and the epilogue) rather than kept in registers across the loop.
-    auto q_row = [&](int m, int r) { return q_start() + (warp * MT + m) * 16 + quad_group(lane) + 8 * r; };
+    auto q_row = [&](int m, int r) { return q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r; };
     // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points:
     // stepped from the lane's first address like K's and V's below.
     const int q_off0 = tile_offset<D>(warp * MT * 16 + lane % 16, (lane / 16) * 8);
@@ -319,7 +304,7 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
     // ANCHOR_END: pv
 
     auto needs_mask = [&](int kv_start) {
-        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start()));
+        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
     };
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
@@ -340,7 +325,7 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
     };
 
     // ANCHOR: wait_k
-    for (int t = w.kv_first; t < n_tiles; ++t) {
+    for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
         if constexpr (ONE_BARRIER) {
@@ -355,7 +340,7 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
         }
     // ANCHOR_END: wait_k
 
-        if (Q_IN_REGISTERS && t == w.kv_first) {
+        if (Q_IN_REGISTERS && t == 0) {
 #pragma unroll
             for (int kk = 0; kk < D / 16; ++kk) ldmatrix_x4(q_rmem[kk], q_frag_addr(0, kk));
         }
@@ -423,176 +408,43 @@ __device__ __forceinline__ void cp_async_attention(const AttnParams& p, const Ti
                 sum += __shfl_xor_sync(0xffffffff, sum, 2);
             }
             if (q_row(m, r) >= p.seqlen_q) continue;
-            if (float* partial = w.partial) {
-                // ANCHOR: partial
-                // Part of a split tile: O unnormalized in fp32, and the row's max (log2
-                // units) and sum, for the combine kernel to merge with the other parts.
-                const int row = q_row(m, r) - q_start();
-#pragma unroll
-                for (int n = 0; n < D / 8; ++n)
-                    *reinterpret_cast<float2*>(partial + row * D + n * 8 + mma_m16n8_c(lane, 0).col) =
-                        make_float2(o_rmem[m][n][2 * r], o_rmem[m][n][2 * r + 1]);
-                if (quad_lane(lane) == 0) {
-                    partial[BLOCK_Q * D + row] = row_max[m][r];
-                    partial[BLOCK_Q * D + BLOCK_Q + row] = sum;
-                }
-                // ANCHOR_END: partial
-                continue;
-            }
             const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
-            T* o = static_cast<T*>(p.o) + q_row_offset(p, w.b, q_row(m, r), w.h);
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row(m, r), h);
 #pragma unroll
             for (int n = 0; n < D / 8; ++n) {
                 const int col = n * 8 + mma_m16n8_c(lane, 0).col;
                 *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
             }
             if (quad_lane(lane) == 0)
-                p.lse[(static_cast<long long>(w.b) * p.heads + w.h) * p.seqlen_q + q_row(m, r)] =
+                p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row(m, r)] =
                     sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
         }
     }
 }
 
-// ANCHOR: tail_split
-// The last wave. Non-causal query tiles all cost the same, so a grid of `tiles` blocks runs
-// in waves of `slots` (SMs x blocks per SM) and the last wave, tiles % slots of them, leaves
-// the other slots idle: 7.76 waves take the time of 8 (book: stage 5, step 13). With TAIL,
-// the host (src/lib.rs, TailSplit) may hand the last `split_tiles` tiles to `split_blocks`
-// blocks instead: their key tiles, laid end to end, are cut into equal runs, one per block.
-// A run is shorter than a tile's keys, so it covers the end of one tile and the start of
-// the next at most: two parts, each left in the workspace for cp_async_combine. The other
-// blocks do one whole tile each, as without TAIL.
-// Part `part` of this block's work. A whole tile is part 0 of a block before the split
-// blocks; a split block's run gives part 0 (in the tile where the run starts) and part 1
-// (in the next tile, if the run reaches it). Past the last part, an empty key range.
-template <int D, int BLOCK_Q, int BLOCK_KV>
-__device__ TileWork tail_work(const AttnParams& p, int part) {
-    // A one-dimensional grid: tile = (batch * heads + head) * q_tiles + q_tile, the order of
-    // the three-dimensional grid without TAIL.
-    const int q_tiles = ceil_div(p.seqlen_q, BLOCK_Q), kv_tiles = ceil_div(p.seqlen_k, BLOCK_KV);
-    const int whole = q_tiles * p.heads * p.batch - p.split_tiles;
-    const int j = static_cast<int>(blockIdx.x) - whole;  // split block j, if >= 0
-    int tile = blockIdx.x, kv_first = 0, kv_limit = part == 0 ? INT_MAX : 0;
-    float* partial = nullptr;
-    if (j >= 0) {
-        const SplitPart s = split_part(p.split_tiles, kv_tiles, p.split_blocks, j, part);
-        tile = whole + s.tile;
-        kv_first = s.kv_first;
-        kv_limit = s.kv_limit;
-        partial = p.scratch + static_cast<long long>(2 * j + part) * BLOCK_Q * (D + 2);
-    }
-    return TileWork{tile % q_tiles, (tile / q_tiles) % p.heads, tile / (q_tiles * p.heads), kv_first, kv_limit, partial, part};
-}
-
-template <typename T, int D, int WARPS, int MT, int BLOCK_KV, int NSTAGES, bool ONE_BARRIER, bool ROWSUM_MMA, bool LAZY,
-          bool CHUNKED, bool TAIL>
-__device__ void cp_async_kernel(const AttnParams& p) {
-    constexpr int BLOCK_Q = WARPS * 16 * MT;
-    auto attend = [&](const TileWork& w) {
-        cp_async_attention<T, D, WARPS, MT, BLOCK_KV, NSTAGES, ONE_BARRIER, ROWSUM_MMA, LAZY, CHUNKED>(p, w);
-    };
-    if constexpr (!TAIL) {
-        attend(TileWork{static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z), 0, INT_MAX,
-                        nullptr, 0});
-    } else {
-        // The work lives in shared memory, written by one thread and read where it is used,
-        // so nothing of it (nor the part count) holds a register through the tile loop,
-        // where all 255 are taken.
-        __shared__ TileWork work;
-        if (threadIdx.x == 0) work = tail_work<D, BLOCK_Q, BLOCK_KV>(p, 0);
-        __syncthreads();
-#pragma unroll 1
-        while (work.kv_first < work.kv_limit) {
-            attend(work);
-            __syncthreads();  // every warp is done with work, Q and the ring
-            if (threadIdx.x == 0) work = tail_work<D, BLOCK_Q, BLOCK_KV>(p, work.part + 1);
-            __syncthreads();
-        }
-    }
-}
-// ANCHOR_END: tail_split
-
-// ANCHOR: combine
-// Merges the parts of each split tile: block (tile, y) does rows 8y .. 8y + 7 of the tile,
-// a warp per row. The parts' maxima give the row's, each part's O and sum are scaled by
-// 2^(its max - the row's), and O is divided by the total sum (reference::merge does the
-// same in f64). A warp's loads of one part are independent of the others', so a row costs
-// about two memory latencies, whatever the number of parts.
-template <typename T, int D, int BLOCK_Q, int BLOCK_KV>
-__device__ void cp_async_combine(const AttnParams& p) {
-    constexpr int COLS = D / 32;  // per lane: 4 at D = 128, one 16-byte load per part
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int q_tiles = ceil_div(p.seqlen_q, BLOCK_Q), kv_tiles = ceil_div(p.seqlen_k, BLOCK_KV);
-    const int tile_index = blockIdx.x;  // among the split tiles
-    const int tile = q_tiles * p.heads * p.batch - p.split_tiles + tile_index;
-    const int q_start = (tile % q_tiles) * BLOCK_Q, h = (tile / q_tiles) % p.heads, b = tile / (q_tiles * p.heads);
-    const int row = blockIdx.y * (blockDim.x / 32) + warp;
-    if (row >= BLOCK_Q || q_start + row >= p.seqlen_q) return;
-    const long long first = static_cast<long long>(tile_index) * kv_tiles, last = first + kv_tiles - 1;
-    const int j0 = split_block_of(p.split_tiles, kv_tiles, p.split_blocks, first);
-    const int j1 = split_block_of(p.split_tiles, kv_tiles, p.split_blocks, last);
-    auto part = [&](int j) {
-        const int slot = 2 * j + split_part_in(p.split_tiles, kv_tiles, p.split_blocks, j, tile_index);
-        return p.scratch + static_cast<long long>(slot) * BLOCK_Q * (D + 2);
-    };
-    float row_max = -CUDART_INF_F;
-    for (int j = j0 + lane; j <= j1; j += 32) row_max = fmaxf(row_max, part(j)[BLOCK_Q * D + row]);
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2) row_max = fmaxf(row_max, __shfl_xor_sync(0xffffffff, row_max, o));
-    const float base = row_max == -CUDART_INF_F ? 0.f : row_max;
-    float sum = 0.f, o[COLS] = {};
-#pragma unroll 4
-    for (int j = j0; j <= j1; ++j) {
-        const float* part_j = part(j);
-        const float w = exp2f(part_j[BLOCK_Q * D + row] - base);
-        sum += w * part_j[BLOCK_Q * D + BLOCK_Q + row];
-#pragma unroll
-        for (int c = 0; c < COLS; ++c) o[c] += w * part_j[row * D + lane * COLS + c];
-    }
-    const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;
-    T* out = static_cast<T*>(p.o) + q_row_offset(p, b, q_start + row, h) + lane * COLS;
-#pragma unroll
-    for (int c = 0; c < COLS; c += 2) *reinterpret_cast<uint32_t*>(out + c) = pack2<T>(o[c] * inv_sum, o[c + 1] * inv_sum);
-    if (lane == 0)
-        p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_start + row] =
-            sum > 0.f ? (row_max + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
-}
-// ANCHOR_END: combine
-
 }  // namespace flashlab
 
 // ANCHOR: variants
-// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r][c][t]_<dtype>_d<D>: W warps
-// of M m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER),
-// `x` for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c`
-// for chunked P (CHUNKED), `t` for the tail split (TAIL); src/lib.rs lists the same set in
-// VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, TAIL, SUFFIX)                                        \
+// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r]_<dtype>_d<D>: W warps of M
+// m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
+// for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
+// chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_kernel<T, D, W, M, KV, S, B, X, R, C, TAIL>(p);                             \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, false, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, false, bxr)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, bxrc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, true, bxt)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, true, bxrct)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
 // ANCHOR_END: variants
-
-// The combine kernel of the `t` variants (all of them 128 query rows by 64 keys): 8 warps,
-// a grid of (split tiles, 128 / 8).
-template <typename T, int D>
-__device__ void cp_async_combine_q128k64(const flashlab::AttnParams& p) {
-    flashlab::cp_async_combine<T, D, 128, 64>(p);
-}
-FLASHLAB_EXPORT_ALL(cp_async_combine_q128k64, cp_async_combine_q128k64, 256)

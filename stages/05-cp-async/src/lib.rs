@@ -5,10 +5,8 @@
 //! can repeat without rebuilding.
 //! Book: "Stage 5: cp.async pipelining".
 
-use harness::cudarc::driver::CudaFunction;
 use harness::kernels::kernel_name;
-use std::sync::{Arc, Mutex};
-use harness::{DType, Error, Gpu, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo};
+use harness::{DType, Error, Gpu, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -43,9 +41,6 @@ pub struct Variant {
     /// Chunked P (suffix `c`, one-barrier loop only): each k-step's exponentials right
     /// before its P V products, instead of all of P before P V.
     pub chunked: bool,
-    /// Tail split (suffix `t`): a one-dimensional grid whose last wave's tiles are shared
-    /// out by key ranges ([`tail_split`]), merged by a second kernel.
-    pub tail: bool,
 }
 
 impl Variant {
@@ -59,14 +54,13 @@ impl Variant {
             rowsum_mma: false,
             lazy: false,
             chunked: false,
-            tail: false,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
@@ -74,8 +68,7 @@ impl Variant {
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
             if self.lazy { "r" } else { "" },
-            if self.chunked { "c" } else { "" },
-            if self.tail { "t" } else { "" }
+            if self.chunked { "c" } else { "" }
         )
     }
 
@@ -120,14 +113,6 @@ pub const VARIANTS: &[Variant] = &[
         ..D128_DEFAULT
     },
     D128_DEFAULT,
-    Variant {
-        tail: true,
-        ..D64_DEFAULT
-    },
-    Variant {
-        tail: true,
-        ..D128_DEFAULT
-    },
 ];
 
 /// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
@@ -177,43 +162,6 @@ pub fn variant(head_dim: usize) -> Result<Variant> {
         })
 }
 
-mod tail_split;
-pub use tail_split::{MAX_SPLIT_BLOCKS, MIN_RUN, SPLIT_COST, TailSplit, tail_split};
-
-/// `FLASHLAB_STAGE5_SLOTS=<n>`: plan the tail split as if the GPU held n blocks at once, so
-/// the tests can make every kind of last wave on small problems.
-fn slots_override() -> Result<Option<u32>> {
-    match std::env::var("FLASHLAB_STAGE5_SLOTS") {
-        Err(_) => Ok(None),
-        Ok(n) => n.trim().parse::<u32>().ok().filter(|&n| n > 0).map(Some).ok_or_else(|| {
-            Error::InvalidProblem(format!(
-                "FLASHLAB_STAGE5_SLOTS={n} is not a positive number of blocks"
-            ))
-        }),
-    }
-}
-
-/// The query tiles of a problem's grid, and the key tiles of each.
-fn tile_counts(p: &Problem, v: &Variant) -> (u32, u32) {
-    let q_tiles = (p.seqlen_q as u32).div_ceil(v.block_q());
-    let tiles = q_tiles * (p.heads * p.batch) as u32;
-    (tiles, (p.seqlen_k as u32).div_ceil(v.block_kv))
-}
-
-/// The GPU's slots for a kernel, asked of the driver once per context and kernel: the
-/// occupancy query would otherwise run inside every timed launch.
-fn resident_blocks(gpu: &Gpu, function: &CudaFunction, name: &str, threads: u32, smem: u32) -> Result<u32> {
-    static SLOTS: Mutex<Vec<(usize, String, u32)>> = Mutex::new(Vec::new());
-    let context = Arc::as_ptr(gpu.context()) as usize;
-    let mut known = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, _, n)) = known.iter().find(|(c, k, _)| *c == context && k == name) {
-        return Ok(*n);
-    }
-    let n = gpu.resident_blocks(function, threads, smem)?;
-    known.push((context, name.to_string(), n));
-    Ok(n)
-}
-
 pub struct CpAsync;
 pub static STAGE: CpAsync = CpAsync;
 
@@ -222,54 +170,23 @@ impl Stage for CpAsync {
         &INFO
     }
 
-    /// The parts of the tail split: two per split block, each O (fp32) plus a max and a sum
-    /// per row. An upper bound, as the GPU's slots are not known here.
-    fn scratch_elements(&self, p: &Problem) -> usize {
-        let v = variant(p.head_dim).unwrap_or_else(|_| default_variant(p.head_dim));
-        if !v.tail || p.causal {
-            return 0;
-        }
-        let (tiles, kv_tiles) = tile_counts(p, &v);
-        let blocks = (u64::from(tiles) * u64::from(kv_tiles) / MIN_RUN).min(u64::from(MAX_SPLIT_BLOCKS));
-        2 * blocks as usize * v.block_q() as usize * (p.head_dim + 2)
-    }
-
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
         let v = variant(p.head_dim)?;
+        let grid = (
+            (p.seqlen_q as u32).div_ceil(v.block_q()),
+            p.heads as u32,
+            p.batch as u32,
+        );
         let prefix = format!("cp_async_{}", v.name());
-        let name = kernel_name(&prefix, p.dtype, p.head_dim);
-        let function = KERNELS.function(gpu, &name)?;
-        let (threads, smem) = (v.warps * 32, v.smem_bytes(p.head_dim));
-        if !v.tail {
-            let grid = (
-                (p.seqlen_q as u32).div_ceil(v.block_q()),
-                p.heads as u32,
-                p.batch as u32,
-            );
-            return gpu.launch(&function, grid, (threads, 1, 1), smem, &args.params);
-        }
-        // Causal tiles differ in cost, so a wave has no single length to balance: no split.
-        let (tiles, kv_tiles) = tile_counts(p, &v);
-        let split = if p.causal {
-            None
-        } else {
-            let slots = match slots_override()? {
-                Some(n) => n,
-                None => resident_blocks(gpu, &function, &name, threads, smem)?,
-            };
-            tail_split(tiles, kv_tiles, slots)
-        };
-        let mut params = args.params;
-        let TailSplit { tiles: split_tiles, blocks } = split.unwrap_or(TailSplit { tiles: 0, blocks: 0 });
-        params.split_tiles = split_tiles as i32;
-        params.split_blocks = blocks as i32;
-        gpu.launch(&function, (tiles - split_tiles + blocks, 1, 1), (threads, 1, 1), smem, &params)?;
-        if split_tiles > 0 {
-            let combine = KERNELS.function(gpu, &kernel_name("cp_async_combine_q128k64", p.dtype, p.head_dim))?;
-            gpu.launch(&combine, (split_tiles, v.block_q() / 8, 1), (256, 1, 1), 0, &params)?;
-        }
-        Ok(())
+        let function = KERNELS.function(gpu, &kernel_name(&prefix, p.dtype, p.head_dim))?;
+        gpu.launch(
+            &function,
+            grid,
+            (v.warps * 32, 1, 1),
+            v.smem_bytes(p.head_dim),
+            &args.params,
+        )
     }
 
     /// With two m16 tiles per warp at head dim 128, O takes 128 registers and S 64, and

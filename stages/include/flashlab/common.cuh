@@ -24,9 +24,6 @@ struct AttnParams {
     int causal;        // bottom-right aligned: query i sees key j iff j <= i + seqlen_k - seqlen_q
     float scale;       // softmax scale, 1/sqrt(head_dim) by default
     float scale_log2;  // scale * log2(e): exp(s * scale) == exp2(s * scale_log2)
-    // Stage 5's tail split (tail_split.cuh): the last split_tiles query tiles are shared by
-    // split_blocks blocks, each taking an equal run of their key tiles. 0 and 0 elsewhere.
-    int split_tiles, split_blocks;
 };
 
 FL_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
