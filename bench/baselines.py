@@ -31,6 +31,7 @@ Conventions shared with flashlab (so rows compare):
 import argparse
 import json
 import math
+import os
 import sys
 import warnings
 
@@ -243,6 +244,10 @@ class Runner:
             if warm >= a.warmup_ms:
                 break
         n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
+        if os.environ.get("FLASHLAB_TIMING", "").strip() == "ungated":
+            # The protocol before the gate, kept to measure what the gate changes.
+            samples = [once() for _ in range(n)]
+            return median(samples), min(samples), n
         pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
         # The gate: GATE_US_PER_CALL per call, in clock cycles at up to 2 GHz.
         torch.cuda._sleep(int(GATE_US_PER_CALL * n * 2000))

@@ -160,16 +160,6 @@ impl Gpu {
         Ok(())
     }
 
-    /// How many blocks of `func` (`threads` each, `smem_bytes` of dynamic shared memory)
-    /// the whole GPU holds at once: the slots of one wave.
-    pub fn resident_blocks(&self, func: &CudaFunction, threads: u32, smem_bytes: u32) -> Result<u32> {
-        self.allow_smem(func, smem_bytes)?;
-        let per_sm = func
-            .occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
-            .during("reading the kernel's occupancy")?;
-        Ok(per_sm * self.multiprocessors)
-    }
-
     pub fn facts(&self) -> Result<DeviceFacts> {
         let attr = |a| self.ctx.attribute(a).during("reading device attributes");
         let mut version = 0;
