@@ -93,7 +93,8 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
 
 /// `FLASHLAB_TIMING=ungated`: the protocol before the gate, each timed launch on an idle
 /// stream, host launch time included. Kept to measure what the gate changes (the book's
-/// "Measuring"); `bench/baselines.py` reads the same variable.
+/// Results chapter, `bench/results/record/gate/`); `bench/baselines.py` reads the same
+/// variable.
 fn ungated() -> bool {
     std::env::var("FLASHLAB_TIMING").is_ok_and(|v| v.trim() == "ungated")
 }
