@@ -27,7 +27,6 @@ pub const MAX_ITERS: usize = 200;
 /// queue one (a few microseconds to tens), so every launch is queued before the first runs.
 pub const GATE_US_PER_LAUNCH: i64 = 200;
 
-// ANCHOR: time
 /// Times `launch` (which queues work on `gpu`'s stream) and returns the median of
 /// per-launch event timings.
 ///
@@ -44,16 +43,20 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
             .during("creating a timing event")
     };
     let (start, stop) = (event()?, event()?);
+    // One launch on an idle stream, host launch time included.
+    let time_one = |launch: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        start.record(gpu.stream()).during("recording an event")?;
+        launch()?;
+        stop.record(gpu.stream()).during("recording an event")?;
+        stop.synchronize().during("waiting for a timed launch")?;
+        Ok(start.elapsed_ms(&stop).during("reading an event timer")? as f64)
+    };
 
     // Warm-up, one launch at a time: its timings (gaps included) only size the run.
     let mut warm = 0.0;
     let mut first = f64::INFINITY;
     for _ in 0..1000 {
-        start.record(gpu.stream()).during("recording an event")?;
-        launch()?;
-        stop.record(gpu.stream()).during("recording an event")?;
-        stop.synchronize().during("waiting for a warm-up launch")?;
-        let t = start.elapsed_ms(&stop).during("reading an event timer")? as f64;
+        let t = time_one(&mut launch)?;
         first = first.min(t);
         warm += t;
         if warm >= WARMUP_MS {
@@ -62,20 +65,15 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
     }
     let iterations = ((TARGET_MS / first.max(1e-3)) as usize).clamp(MIN_ITERS, MAX_ITERS);
 
+    if ungated() {
+        let samples = (0..iterations)
+            .map(|_| time_one(&mut launch))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(summarize(samples));
+    }
     let pairs = (0..iterations)
         .map(|_| Ok((event()?, event()?)))
         .collect::<Result<Vec<_>>>()?;
-    if ungated() {
-        let mut samples = Vec::with_capacity(iterations);
-        for (start, stop) in &pairs {
-            start.record(gpu.stream()).during("recording an event")?;
-            launch()?;
-            stop.record(gpu.stream()).during("recording an event")?;
-            stop.synchronize().during("waiting for a timed launch")?;
-            samples.push(start.elapsed_ms(stop).during("reading an event timer")? as f64);
-        }
-        return Ok(summarize(samples));
-    }
     gate(gpu, GATE_US_PER_LAUNCH * iterations as i64)?;
     for (start, stop) in &pairs {
         start.record(gpu.stream()).during("recording an event")?;
@@ -89,7 +87,6 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
         .collect::<Result<Vec<_>>>()?;
     Ok(summarize(samples))
 }
-// ANCHOR_END: time
 
 /// `FLASHLAB_TIMING=ungated`: the protocol before the gate, each timed launch on an idle
 /// stream, host launch time included. Kept to measure what the gate changes (the book's
