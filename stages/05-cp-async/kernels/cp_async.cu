@@ -75,7 +75,7 @@ struct Int {
 };
 
 template <typename T, int D, int WARPS, int MT, int BLOCK_KV_, int NSTAGES_, bool ONE_BARRIER = false, bool ROWSUM_MMA = false,
-          bool LAZY = false, bool CHUNKED = false, bool HALVES = false>
+          bool LAZY = false, bool CHUNKED = false>
 __device__ void cp_async_attention(const AttnParams& p) {
     static_assert(MT == 1 || MT == 2, "one or two m16 tiles per warp");
     using C = Config<D, WARPS, MT, BLOCK_KV_, NSTAGES_>;
@@ -162,13 +162,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // m16 tile of the warp.
     float s_rmem[MT][BLOCK_KV / 8][4];
     uint32_t p_rmem[MT][BLOCK_KV / 16][4];
-    // N0, N1: the n8 tiles of keys to compute (all of them but in the HALVES variant).
-    auto qk = [&](const T* k_tile, auto N0, auto N1) {
-        constexpr int n0 = decltype(N0)::value, n1 = decltype(N1)::value;
+    auto qk = [&](const T* k_tile) {
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
-            for (int n = n0; n < n1; ++n)
+            for (int n = 0; n < BLOCK_KV / 8; ++n)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = 0.f;
 #pragma unroll
@@ -184,7 +182,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 }
             }
 #pragma unroll
-            for (int n = n0; n < n1; n += 2) {
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
                 uint32_t kb[4];
                 ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
 #pragma unroll
@@ -201,11 +199,11 @@ __device__ void cp_async_attention(const AttnParams& p) {
     // that need it), the row max, the rescale of the row sum and of O. probabilities: P's
     // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
     float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
-    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start, auto N0, auto N1) {
-        constexpr int m = decltype(M)::value, n0 = decltype(N0)::value, n1 = decltype(N1)::value;
+    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
+        constexpr int m = decltype(M)::value;
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
-        for (int n = n0; n < n1; ++n) {
+        for (int n = 0; n < BLOCK_KV / 8; ++n) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 if constexpr (decltype(MASKED)::value) {
@@ -278,10 +276,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
         }
     };
     // ANCHOR_END: probabilities
-    constexpr Int<0> ALL_FROM{};
-    constexpr Int<BLOCK_KV / 8> ALL_TO{};
     auto softmax = [&](auto M, auto MASKED, int kv_start) {
-        max_and_rescale(M, MASKED, kv_start, ALL_FROM, ALL_TO);
+        max_and_rescale(M, MASKED, kv_start);
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(M, kk);
     };
@@ -358,37 +354,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
         // softmax of one m16 tile overlaps the other's and, with one barrier per tile
         // (V already waited for), the first P V products.
         auto tile = [&](auto MASKED) {
-            if constexpr (HALVES) {
-                // ANCHOR: halves
-                // HALVES: the softmax of each half of the tile's keys on its own (online
-                // softmax works at any granularity; with the lazy rescale the second half
-                // almost never moves the max). Half A's max and exponentials depend only on
-                // half A's scores, so they can run beside half B's Q K^T products, and half
-                // B's beside half A's P V products; only half B's P V has nothing of its own
-                // warp to hide. The price: Q's fragments are read from shared memory twice.
-                static_assert(ONE_BARRIER && CHUNKED && BLOCK_KV % 32 == 0, "chunked P in halves of 16-key steps");
-                constexpr int NH = BLOCK_KV / 16, KH = BLOCK_KV / 32;  // n8 tiles and k-steps per half
-                qk(k_tile, Int<0>{}, Int<NH>{});
-                qk(k_tile, Int<NH>{}, Int<2 * NH>{});
-                auto half = [&](auto H) {
-                    constexpr int h = decltype(H)::value;
-                    max_and_rescale(Int<0>{}, MASKED, kv_start, Int<h * NH>{}, Int<(h + 1) * NH>{});
-                    if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start, Int<h * NH>{}, Int<(h + 1) * NH>{});
-#pragma unroll
-                    for (int kk = h * KH; kk < (h + 1) * KH; ++kk) {
-                        probabilities(Int<0>{}, kk);
-                        if constexpr (MT == 2) probabilities(Int<1>{}, kk);
-                    }
-                    if constexpr (LAZY) rescale_o_lazily();
-#pragma unroll
-                    for (int kk = h * KH; kk < (h + 1) * KH; ++kk) pv_step(v_tile, kk);
-                };
-                half(Int<0>{});
-                half(Int<1>{});
-                // ANCHOR_END: halves
-                return;
-            }
-            qk(k_tile, ALL_FROM, ALL_TO);
+            qk(k_tile);
             if constexpr (CHUNKED) {
                 // ANCHOR: chunked
                 // CHUNKED: P one k-step at a time, each right before its P V products. P V's
@@ -396,8 +362,8 @@ __device__ void cp_async_attention(const AttnParams& p) {
                 // kk + 1 between the 34 HMMAs of step kk: the special-function unit and the
                 // tensor cores work at once inside one warp (book: stage 5, step 11).
                 static_assert(ONE_BARRIER, "P V in the tile's straight-line code");
-                max_and_rescale(Int<0>{}, MASKED, kv_start, ALL_FROM, ALL_TO);
-                if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start, ALL_FROM, ALL_TO);
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+                if constexpr (MT == 2) max_and_rescale(Int<1>{}, MASKED, kv_start);
                 if constexpr (LAZY) rescale_o_lazily();
 #pragma unroll
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
@@ -463,23 +429,22 @@ __device__ void cp_async_attention(const AttnParams& p) {
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
 // chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
-#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, H, SUFFIX)                                           \
+#define CP_ASYNC_VARIANT(W, M, KV, S, B, X, R, C, SUFFIX)                                              \
     template <typename T, int D>                                                                       \
     __device__ void cp_async_w##W##m##M##k##KV##s##S##SUFFIX(const flashlab::AttnParams& p) {          \
-        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C, H>(p);                             \
+        flashlab::cp_async_attention<T, D, W, M, KV, S, B, X, R, C>(p);                                \
     }                                                                                                  \
     FLASHLAB_EXPORT_ALL(cp_async_w##W##m##M##k##KV##s##S##SUFFIX, cp_async_w##W##m##M##k##KV##s##S##SUFFIX, W * 32)
-CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, false, )
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, false, b)
-CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, false, r)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, false, bx)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, false, bxr)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, false, bxrc)
-CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, true, bxrch)
+CP_ASYNC_VARIANT(4, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(8, 1, 64, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 32, 3, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, false, false, )
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 1, 64, 2, true, false, false, false, b)
+CP_ASYNC_VARIANT(4, 2, 64, 2, false, false, true, false, r)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, false, false, bx)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, false, bxr)
+CP_ASYNC_VARIANT(4, 2, 64, 2, true, true, true, true, bxrc)
 // ANCHOR_END: variants

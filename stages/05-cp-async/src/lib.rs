@@ -41,9 +41,6 @@ pub struct Variant {
     /// Chunked P (suffix `c`, one-barrier loop only): each k-step's exponentials right
     /// before its P V products, instead of all of P before P V.
     pub chunked: bool,
-    /// The softmax in halves (suffix `h`, chunked only): each half of the tile's keys gets
-    /// its own max and exponentials, so they can run beside the other half's products.
-    pub halves: bool,
 }
 
 impl Variant {
@@ -57,14 +54,13 @@ impl Variant {
             rowsum_mma: false,
             lazy: false,
             chunked: false,
-            halves: false,
         }
     }
 
     /// `w8m1k64s2`: the kernel-name prefix after `cp_async_`, and the `FLASHLAB_STAGE5` value.
     pub fn name(&self) -> String {
         format!(
-            "w{}m{}k{}s{}{}{}{}{}{}",
+            "w{}m{}k{}s{}{}{}{}{}",
             self.warps,
             self.m_tiles,
             self.block_kv,
@@ -72,8 +68,7 @@ impl Variant {
             if self.one_barrier { "b" } else { "" },
             if self.rowsum_mma { "x" } else { "" },
             if self.lazy { "r" } else { "" },
-            if self.chunked { "c" } else { "" },
-            if self.halves { "h" } else { "" }
+            if self.chunked { "c" } else { "" }
         )
     }
 
@@ -118,10 +113,6 @@ pub const VARIANTS: &[Variant] = &[
         ..D128_DEFAULT
     },
     D128_DEFAULT,
-    Variant {
-        halves: true,
-        ..D128_DEFAULT
-    },
 ];
 
 /// FA2's shape with one barrier per tile (P V inside the tile's straight-line code), row
