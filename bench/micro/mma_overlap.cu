@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-    fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); return 1; } } while (0)
+#include "check.cuh"
+// The stages' own mma.sync wrapper.
+#include "../../stages/include/flashlab/mma.cuh"
 
 template <int F, int X>
 __global__ void overlap(float* out, long long* cycles, int iters) {
@@ -28,11 +29,7 @@ __global__ void overlap(float* out, long long* cycles, int iters) {
     for (int it = 0; it < iters; ++it) {
 #pragma unroll
         for (int j = 0; j < ILP; ++j) {
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};\n"
-                : "+f"(acc[j][0]), "+f"(acc[j][1]), "+f"(acc[j][2]), "+f"(acc[j][3])
-                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+            flashlab::mma_m16n8k16<__nv_bfloat16>(acc[j], a, b[0], b[1]);
 #pragma unroll
             for (int k = 0; k < F / ILP; ++k) {
                 const int c = (j * (F / ILP) + k) % 8;

@@ -9,8 +9,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
-#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
-    fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); return 1; } } while (0)
+#include "check.cuh"
 
 // The kernels themselves are the harness's (harness/kernels/ceilings.cu).
 #include "../../harness/kernels/ceilings.cu"
