@@ -425,7 +425,7 @@ __device__ void cp_async_attention(const AttnParams& p) {
 }  // namespace flashlab
 
 // ANCHOR: variants
-// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r]_<dtype>_d<D>: W warps of M
+// Every variant, exported as cp_async_w<W>m<M>k<KV>s<S>[b][x][r][c]_<dtype>_d<D>: W warps of M
 // m16 tiles, BLOCK_KV = KV, an S-slot ring, `b` for one barrier per tile (ONE_BARRIER), `x`
 // for row sums on the tensor cores (ROWSUM_MMA), `r` for the lazy rescale (LAZY), `c` for
 // chunked P (CHUNKED); src/lib.rs lists the same set in VARIANTS.
