@@ -11,6 +11,10 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage03_tensor_cores::STAGE,
     &stage04_swizzle::STAGE,
     &stage05_cp_async::STAGE,
+    &stage06_fewer_instructions::STAGE,
+    &stage07_fa2_shape::STAGE,
+    &stage08_mask_split::STAGE,
+    &stage09_lean_softmax::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

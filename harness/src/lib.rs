@@ -17,6 +17,7 @@ pub mod run;
 pub mod sol;
 mod stage;
 pub mod testing;
+pub mod tiled;
 pub mod timing;
 
 pub use error::{Error, Result};
@@ -25,6 +26,7 @@ pub use kernels::KernelBundle;
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
 pub use stage::{LaunchArgs, Stage, StageInfo};
+pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 
 /// Re-exported so stage crates need no direct dependency on cudarc for launching.
 pub use cudarc;

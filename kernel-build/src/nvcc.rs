@@ -126,6 +126,18 @@ fn workspace_root(manifest_dir: &Path) -> PathBuf {
 /// All `.cu` files of a stage become one translation unit (a generated file that includes
 /// each of them), so one fatbin holds every kernel of the stage.
 pub fn compile_stage_kernels() {
+    compile_stage_kernels_with(&[]);
+}
+
+/// [`compile_stage_kernels`], passing each of the stage's host constants to nvcc as
+/// `-DFLASHLAB_HOST_<NAME>=<value>`. A stage's `build.rs` does
+/// `include!("src/tiles.rs")` and passes its `SHARED_WITH_KERNEL` table: the Rust side
+/// launches with these values, and the kernel's `FLASHLAB_SAME_AS_HOST(NAME)` asserts hold
+/// its own constants to them, so the two cannot drift apart.
+pub fn compile_stage_kernels_with(host_constants: &[(&str, u32)]) {
+    if !host_constants.is_empty() {
+        println!("cargo:rerun-if-changed=src/tiles.rs");
+    }
     let manifest_dir = PathBuf::from(
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
@@ -204,6 +216,11 @@ pub fn compile_stage_kernels() {
         .arg("-Xptxas=-v")
         .arg("--expt-relaxed-constexpr")
         .arg(format!("-I{}", include_dir.display()))
+        .args(
+            host_constants
+                .iter()
+                .map(|(name, value)| format!("-DFLASHLAB_HOST_{name}={value}")),
+        )
         .args(archs.iter().map(Arch::gencode))
         .arg("-o")
         .arg(&fatbin)

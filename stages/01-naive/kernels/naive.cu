@@ -8,7 +8,10 @@
 
 namespace flashlab {
 
-constexpr int TILE = 16;  // 16 x 16 threads per block for the two products
+constexpr int TILE = 16;               // 16 x 16 threads per block for the two products
+constexpr int SOFTMAX_THREADS = 256;  // one thread per row
+FLASHLAB_SAME_AS_HOST(TILE);
+FLASHLAB_SAME_AS_HOST(SOFTMAX_THREADS);
 
 // Offset of row i of head (b, h) in the fp32 score matrix. 64-bit: B·H·Sq·Sk passes 2^31
 // at 16 heads and seqlen 11586.
@@ -55,7 +58,7 @@ __device__ void naive_softmax(const AttnParams& p) {
     for (int j = 0; j < p.seqlen_k; ++j) sum += expf(row[j] - base);
     const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
     for (int j = 0; j < p.seqlen_k; ++j) row[j] = expf(row[j] - base) * inv_sum;
-    p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i] = sum > 0.f ? base + logf(sum) : -CUDART_INF_F;
+    p.lse[lse_index(p, b, h, i)] = sum > 0.f ? base + logf(sum) : -CUDART_INF_F;
 }
 // ANCHOR_END: softmax
 
@@ -81,6 +84,6 @@ __device__ void naive_output(const AttnParams& p) {
 using flashlab::naive_output;
 using flashlab::naive_scores;
 using flashlab::naive_softmax;
-FLASHLAB_EXPORT_ALL(naive_scores, naive_scores, 256)
-FLASHLAB_EXPORT_ALL(naive_softmax, naive_softmax, 256)
-FLASHLAB_EXPORT_ALL(naive_output, naive_output, 256)
+FLASHLAB_EXPORT_ALL(naive_scores, naive_scores, flashlab::TILE * flashlab::TILE)
+FLASHLAB_EXPORT_ALL(naive_softmax, naive_softmax, flashlab::SOFTMAX_THREADS)
+FLASHLAB_EXPORT_ALL(naive_output, naive_output, flashlab::TILE * flashlab::TILE)

@@ -16,9 +16,8 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// Must match `TILE` in `kernels/naive.cu`.
-const TILE: u32 = 16;
-const SOFTMAX_THREADS: u32 = 256;
+pub mod tiles;
+use tiles::{SOFTMAX_THREADS, TILE};
 
 pub struct Naive;
 pub static STAGE: Naive = Naive;

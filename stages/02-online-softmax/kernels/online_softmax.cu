@@ -15,6 +15,9 @@ constexpr int BR = 64;             // query rows per block
 constexpr int BC = 64;             // keys per K/V tile
 constexpr int THREADS_PER_ROW = 4; // a row group: 4 adjacent lanes of one warp
 constexpr int THREADS = BR * THREADS_PER_ROW;
+FLASHLAB_SAME_AS_HOST(BR);
+FLASHLAB_SAME_AS_HOST(BC);
+FLASHLAB_SAME_AS_HOST(THREADS);
 // ANCHOR_END: tiles
 
 // Copies `rows` rows of D elements (global row r at base + r * row_stride) into a dense
@@ -31,19 +34,6 @@ __device__ __forceinline__ void load_tile(T* tile_smem, const T* base, long long
         *reinterpret_cast<uint4*>(tile_smem + r * D + c) = chunk;
     }
 }
-
-// ANCHOR: group_reduce
-// Reduces over the 4 lanes of a row group (lanes 4k..4k+3 of a warp) with butterfly
-// shuffles: after xor 1 and xor 2 every lane holds the result.
-__device__ __forceinline__ float group_max(float x) {
-    x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
-    return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
-}
-__device__ __forceinline__ float group_sum(float x) {
-    x += __shfl_xor_sync(0xffffffff, x, 1);
-    return x + __shfl_xor_sync(0xffffffff, x, 2);
-}
-// ANCHOR_END: group_reduce
 
 template <typename T, int D>
 __device__ void online_softmax(const AttnParams& p) {
@@ -112,7 +102,7 @@ __device__ void online_softmax(const AttnParams& p) {
             s[t] = visible ? s[t] * p.scale_log2 : -CUDART_INF_F;
             tile_max = fmaxf(tile_max, s[t]);
         }
-        const float m_new = fmaxf(m, group_max(tile_max));
+        const float m_new = fmaxf(m, quad_max(tile_max));
         // Guard: while every key so far is masked, m_new is -inf and -inf - -inf is NaN.
         // Subtracting 0 instead gives exp2(-inf) = 0 for the masked scores, as it should.
         const float m_base = m_new == -CUDART_INF_F ? 0.f : m_new;
@@ -125,7 +115,7 @@ __device__ void online_softmax(const AttnParams& p) {
             tile_sum += prob;
             s_smem[row * BC + part + THREADS_PER_ROW * t] = prob;  // P over S, in place
         }
-        l = l * rescale + group_sum(tile_sum);
+        l = l * rescale + quad_sum(tile_sum);
         m = m_new;
 #pragma unroll
         for (int c = 0; c < D / 4; ++c) o_acc[c] *= rescale;
@@ -163,7 +153,7 @@ __device__ void online_softmax(const AttnParams& p) {
     }
     if (part == 0) {
         // LSE in natural log: (m + log2 l) is log2 of sum exp(scale * s), times ln 2.
-        p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + i] =
+        p.lse[lse_index(p, b, h, i)] =
             l > 0.f ? (m + log2f(l)) * CUDART_LN2_F : -CUDART_INF_F;
     }
     // ANCHOR_END: finalize

@@ -17,10 +17,8 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// Must match `BR`, `BC` and `THREADS` in `kernels/online_softmax.cu`.
-const BR: u32 = 64;
-const BC: u32 = 64;
-const THREADS: u32 = 256;
+pub mod tiles;
+use tiles::{BC, BR, THREADS};
 
 pub struct OnlineSoftmax;
 pub static STAGE: OnlineSoftmax = OnlineSoftmax;

@@ -22,6 +22,9 @@ constexpr int WARPS = 4;
 constexpr int THREADS = WARPS * 32;
 constexpr int BLOCK_Q = WARPS * 16;  // one m16 row block per warp
 constexpr int BLOCK_KV = 64;
+FLASHLAB_SAME_AS_HOST(WARPS);
+FLASHLAB_SAME_AS_HOST(BLOCK_Q);
+FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 
 // ANCHOR: tile_offset
 // The one line stage 4 changes: where (row, col) of a tile lives in shared memory.
@@ -45,7 +48,7 @@ __device__ __forceinline__ void load_tile(T* tile_smem, const T* gmem, long long
 // ANCHOR_END: load_tile
 
 template <typename T, int D>
-__device__ void tensor_cores(const AttnParams& p) {
+__device__ void tensor_core_attention(const AttnParams& p) {
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);  // [BLOCK_Q][D]
     T* k_smem = q_smem + BLOCK_Q * D;        // [BLOCK_KV][D]
@@ -128,9 +131,7 @@ __device__ void tensor_cores(const AttnParams& p) {
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
             // The quad's four lanes hold the row's 4 column pairs of each fragment.
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 1));
-            tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffff, tile_max[r], 2));
-            const float m_new = fmaxf(row_max[r], tile_max[r]);
+            const float m_new = fmaxf(row_max[r], quad_max(tile_max[r]));
             m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;  // fully masked so far: avoid -inf - -inf
             rescale[r] = exp2f(row_max[r] - m_base[r]);
             row_max[r] = m_new;
@@ -176,10 +177,7 @@ __device__ void tensor_cores(const AttnParams& p) {
 
     // Finalize: add the quad's partial sums, divide, write O and the LSE.
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        row_sum[r] += __shfl_xor_sync(0xffffffff, row_sum[r], 1);
-        row_sum[r] += __shfl_xor_sync(0xffffffff, row_sum[r], 2);
-    }
+    for (int r = 0; r < 2; ++r) row_sum[r] = quad_sum(row_sum[r]);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         if (q_row[r] >= p.seqlen_q) continue;
@@ -191,12 +189,12 @@ __device__ void tensor_cores(const AttnParams& p) {
             *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[n][2 * r] * inv_sum, o_rmem[n][2 * r + 1] * inv_sum);
         }
         if (quad_lane(lane) == 0)
-            p.lse[(static_cast<long long>(b) * p.heads + h) * p.seqlen_q + q_row[r]] =
+            p.lse[lse_index(p, b, h, q_row[r])] =
                 row_sum[r] > 0.f ? (row_max[r] + log2f(row_sum[r])) * CUDART_LN2_F : -CUDART_INF_F;
     }
 }
 
 }  // namespace flashlab
 
-using flashlab::tensor_cores;
-FLASHLAB_EXPORT_ALL(tensor_cores, tensor_cores, flashlab::THREADS)
+using flashlab::tensor_core_attention;
+FLASHLAB_EXPORT_ALL(tensor_cores, tensor_core_attention, flashlab::THREADS)

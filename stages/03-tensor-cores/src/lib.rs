@@ -2,8 +2,9 @@
 //! fragments held in registers, P handed from the S accumulator to the PV product in
 //! registers. Shared memory is still row-major. Book: "Stage 3: tensor cores".
 
-use harness::kernels::kernel_name;
-use harness::{DType, Gpu, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
+use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage};
+
+pub mod tiles;
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -17,29 +18,15 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// Must match `WARPS`, `BLOCK_Q` and `BLOCK_KV` in `kernels/tensor_cores.cu`.
-const WARPS: u32 = 4;
-const BLOCK_Q: u32 = 64;
-const BLOCK_KV: u32 = 64;
-
-pub struct TensorCores;
-pub static STAGE: TensorCores = TensorCores;
-
-impl Stage for TensorCores {
-    fn info(&self) -> &'static StageInfo {
-        &INFO
-    }
-
-    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
-        let p = &args.problem;
-        // Q, K and V tiles, 2-byte elements.
-        let smem = (BLOCK_Q + 2 * BLOCK_KV) * p.head_dim as u32 * 2;
-        let grid = (
-            (p.seqlen_q as u32).div_ceil(BLOCK_Q),
-            p.heads as u32,
-            p.batch as u32,
-        );
-        let function = KERNELS.function(gpu, &kernel_name("tensor_cores", p.dtype, p.head_dim))?;
-        gpu.launch(&function, grid, (WARPS * 32, 1, 1), smem, &args.params)
-    }
-}
+/// One Q, K and V tile in shared memory.
+pub static STAGE: TiledStage = TiledStage {
+    info: &INFO,
+    kernel: "tensor_cores",
+    tiles: QTiles {
+        warps: tiles::WARPS,
+        block_q: tiles::BLOCK_Q,
+        block_kv: tiles::BLOCK_KV,
+        kv_slots: 1,
+    },
+    tolerated_spills: &[],
+};

@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math_constants.h>
+#include <stddef.h>
 
 #include "hostdev.cuh"
 
@@ -25,6 +26,22 @@ struct AttnParams {
     float scale;       // softmax scale, 1/sqrt(head_dim) by default
     float scale_log2;  // scale * log2(e): exp(s * scale) == exp2(s * scale_log2)
 };
+// The layout the Rust side passes by value; harness/src/params.rs pins the same offsets.
+static_assert(sizeof(void*) == 8, "flashlab's kernels and harness assume 64-bit pointers");
+static_assert(offsetof(AttnParams, q) == 0 && offsetof(AttnParams, k) == 8 && offsetof(AttnParams, v) == 16 &&
+                  offsetof(AttnParams, o) == 24 && offsetof(AttnParams, lse) == 32 && offsetof(AttnParams, scratch) == 40,
+              "AttnParams pointers differ from harness/src/params.rs");
+static_assert(offsetof(AttnParams, batch) == 48 && offsetof(AttnParams, heads) == 52 && offsetof(AttnParams, kv_heads) == 56 &&
+                  offsetof(AttnParams, seqlen_q) == 60 && offsetof(AttnParams, seqlen_k) == 64 &&
+                  offsetof(AttnParams, head_dim) == 68 && offsetof(AttnParams, causal) == 72 &&
+                  offsetof(AttnParams, scale) == 76 && offsetof(AttnParams, scale_log2) == 80 && sizeof(AttnParams) == 88,
+              "AttnParams scalars differ from harness/src/params.rs");
+
+// A kernel's tile constant checked against the value its stage's Rust side launches with:
+// `src/tiles.rs` is the one definition, and `build.rs` passes each of its constants to
+// nvcc as -DFLASHLAB_HOST_<NAME>. A mismatch is a compile error, not a wrong launch.
+#define FLASHLAB_SAME_AS_HOST(name) \
+    static_assert(name == FLASHLAB_HOST_##name, #name " differs from the stage's src/tiles.rs")
 
 FL_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -39,6 +56,10 @@ FL_HOST_DEVICE long long q_row_offset(const AttnParams& p, int b, int s, int h) 
 FL_HOST_DEVICE long long kv_row_offset(const AttnParams& p, int b, int s, int kv_head) {
     return ((static_cast<long long>(b) * p.seqlen_k + s) * p.kv_heads + kv_head) * p.head_dim;
 }
+// Index of query row s of head h, batch b, in the [batch, heads, seqlen_q] LSE tensor.
+FL_HOST_DEVICE long long lse_index(const AttnParams& p, int b, int h, int s) {
+    return (static_cast<long long>(b) * p.heads + h) * p.seqlen_q + s;
+}
 // GQA: each group of heads / kv_heads query heads reads one K/V head.
 FL_HOST_DEVICE int kv_head_of(const AttnParams& p, int h) { return h / (p.heads / p.kv_heads); }
 
@@ -49,6 +70,19 @@ template <>
 __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <>
 __device__ __forceinline__ float to_float<__half>(__half x) { return __half2float(x); }
+
+// ANCHOR: quad_reduce
+// The four lanes 4g..4g+3 of a quad share a row: of an mma's C fragment (fragments.cuh),
+// and of stage 2's row groups. Two XOR shuffles give each of them the whole row's max or sum.
+__device__ __forceinline__ float quad_max(float x) {
+    x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, 1));
+    return fmaxf(x, __shfl_xor_sync(0xffffffff, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+    x += __shfl_xor_sync(0xffffffff, x, 1);
+    return x + __shfl_xor_sync(0xffffffff, x, 2);
+}
+// ANCHOR_END: quad_reduce
 
 // ANCHOR: fast_exp2
 // 2^x with one MUFU.EX2 instruction. exp2f adds range fix-ups for denormal results

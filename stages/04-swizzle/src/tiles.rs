@@ -1,0 +1,10 @@
+// Stage 4's tile shape, the one definition: `lib.rs` launches with it, and `build.rs`
+// passes it to nvcc, where the kernel asserts its own constants equal it.
+pub const WARPS: u32 = 4;
+pub const BLOCK_Q: u32 = 64;
+pub const BLOCK_KV: u32 = 64;
+pub const SHARED_WITH_KERNEL: &[(&str, u32)] = &[
+    ("WARPS", WARPS),
+    ("BLOCK_Q", BLOCK_Q),
+    ("BLOCK_KV", BLOCK_KV),
+];

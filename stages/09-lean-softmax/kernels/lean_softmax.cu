@@ -1,0 +1,331 @@
+// Stage 9, a lean softmax: stage 8 with the softmax's own instructions cut down and moved
+// out of the products' way, four changes that each measured faster at D = 128 (book:
+// "Stage 9: a lean softmax"). With mma.sync a warp issues its products and its softmax from
+// one instruction stream, so every instruction the softmax saves, or moves between
+// products, is time the tensor pipe gets back.
+//   - one barrier per tile: K and V of tile t are waited for together, so P V joins the
+//     tile's straight-line code, and the slot of tile t-1 is refilled right after it
+//   - row sums on the tensor cores: P times a fragment of ones, 8 mma per tile instead of
+//     64 FADD and the quad's shuffles
+//   - a lazy rescale (FlashAttention-4's trick): a row's max moves only when it grows by
+//     more than 8 (log2 units), and O is rescaled only when some row's max moved
+//   - P one k-step at a time, each step's exponentials right before its P V products, so
+//     MUFU.EX2 and HMMA interleave within the warp
+// At D = 64 the last two do not pay (O's rescale is only 64 FMUL, and a k-step's 16 P V
+// products are too few to hide its 16 exponentials), so they are compiled for D = 128 only.
+#include <flashlab/common.cuh>
+#include <flashlab/fragments.cuh>
+#include <flashlab/mma.cuh>
+#include <flashlab/smem_tile.cuh>
+
+namespace flashlab {
+
+// ANCHOR: tiles
+constexpr int WARPS = 4;
+constexpr int THREADS = WARPS * 32;
+constexpr int MT = 2;  // m16 row tiles per warp: 32 query rows each
+constexpr int BLOCK_Q = WARPS * 16 * MT;
+constexpr int BLOCK_KV = 64;
+constexpr int NSTAGES = 2;  // ring depth: with one barrier per tile, the slot of t-1 is refilled with t+1
+static_assert(NSTAGES == 2, "one barrier per tile refills the slot of tile t-1 with tile t+1");
+// ANCHOR_END: tiles
+FLASHLAB_SAME_AS_HOST(NSTAGES);
+FLASHLAB_SAME_AS_HOST(WARPS);
+FLASHLAB_SAME_AS_HOST(BLOCK_Q);
+FLASHLAB_SAME_AS_HOST(BLOCK_KV);
+
+template <int D>
+__device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
+
+// Stage 6's copy: a compile-time trip count, stepped addresses, zero-fill past `valid`.
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
+    constexpr int CHUNKS = D / 8;  // 16-byte chunks per row
+    constexpr int ROW_STEP = THREADS / CHUNKS;
+    static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
+    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
+    const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
+    const T* src = gmem + r0 * stride + c;
+    const long long src_step = ROW_STEP * stride;
+    if (valid >= ROWS) {
+#pragma unroll
+        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), src);
+    } else {
+#pragma unroll
+        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
+            const bool in_range = r0 + i * ROW_STEP < valid;
+            cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src : gmem, in_range);
+        }
+    }
+}
+
+// A compile-time int as a value, for the generic lambdas below.
+template <int N>
+struct Int {
+    static constexpr int value = N;
+};
+
+template <typename T, int D>
+__device__ void lean_softmax_attention(const AttnParams& p) {
+    extern __shared__ __align__(128) unsigned char smem[];
+    T* q_smem = reinterpret_cast<T*>(smem);       // [BLOCK_Q][D]
+    T* k_smem = q_smem + BLOCK_Q * D;             // [NSTAGES][BLOCK_KV][D]
+    T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;  // [NSTAGES][BLOCK_KV][D]
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int q_start = blockIdx.x * BLOCK_Q;
+    const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
+    const long long q_stride = static_cast<long long>(p.heads) * D;
+    const long long kv_stride = static_cast<long long>(p.kv_heads) * D;
+    const T* k_gmem = static_cast<const T*>(p.k) + kv_row_offset(p, b, 0, kv_head);
+    const T* v_gmem = static_cast<const T*>(p.v) + kv_row_offset(p, b, 0, kv_head);
+
+    int kv_end = p.seqlen_k;
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    const int n_tiles = ceil_div(kv_end, BLOCK_KV);
+
+    // Two commit groups per tile, K then V. Groups are committed even when empty, so the
+    // number of groups after tile t's K (or V) is the same in every iteration.
+    auto issue_kv = [&](int tile) {
+        const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        cp_async_commit();
+    };
+
+    // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
+    load_tile_async<T, D, BLOCK_Q>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+                                   p.seqlen_q - q_start);
+#pragma unroll
+    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
+
+    // ANCHOR: per_head_dim
+    // What pays at D = 128 but not at D = 64 (the chapter's measurements): the lazy rescale
+    // and P one k-step at a time.
+    constexpr bool LAZY = D >= 128;
+    constexpr bool CHUNKED = D >= 128;
+    // ANCHOR_END: per_head_dim
+
+    // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
+    float o_rmem[MT][D / 8][4] = {};
+    float row_max[MT][2];  // in scaled log2 units
+    // The row sums as the C fragment of P times ones: every column holds the whole row's sum.
+    float l_frag[MT][4] = {};
+    float rescale_o[MT][2];  // LAZY: O's factor, applied just before P V
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) row_max[m][r] = -CUDART_INF_F;
+    // The query row of this lane's row r of m16 tile m, computed where it is needed (the
+    // mask and the epilogue) rather than kept in registers across the loop.
+    auto q_row = [&](int m, int r) { return q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r; };
+    // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points:
+    // stepped from the lane's first address like K's and V's.
+    const int q_off0 = tile_offset<D>(warp * MT * 16 + lane % 16, (lane / 16) * 8);
+    auto q_frag_addr = [&](int m, int kk) {
+        return smem_addr(q_smem + swizzled_step_cols(swizzled_step_rows<D>(q_off0, 2 * m), kk));
+    };
+    const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
+    const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
+
+    // S = Q K^T. Each K fragment of an ldmatrix.x4 feeds both m16 tiles of the warp.
+    float s_rmem[MT][BLOCK_KV / 8][4];
+    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
+    auto qk = [&](const T* k_tile) {
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t q_frag[MT][4];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, smem_addr(k_tile + swizzled_step_rows<D>(swizzled_step_cols(k_off0, kk), n)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                }
+            }
+        }
+    };
+
+    // The online softmax of m16 tile M, in two parts. max_and_rescale: the mask (only where
+    // MASKED says so), the row max, the rescale of the row sum and of O. probabilities: P's
+    // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
+    float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
+    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
+        constexpr int m = decltype(M)::value;
+        float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+        for (int n = 0; n < BLOCK_KV / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if constexpr (decltype(MASKED)::value) {
+                    const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
+                    if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row(m, e / 2)))) s_rmem[m][n][e] = -CUDART_INF_F;
+                }
+                tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+            }
+        }
+        // ANCHOR: rescale
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float tile_max_scaled = quad_max(tile_max[r]) * p.scale_log2;
+            float m_new = fmaxf(row_max[m][r], tile_max_scaled);
+            // LAZY: keep the old max unless the new one is more than 8 larger (log2 units), so
+            // P stays below 2^8, exact in bf16 and f16, and after the first tiles O's rescale
+            // is almost always skipped.
+            if constexpr (LAZY) m_new = tile_max_scaled > row_max[m][r] + 8.f ? m_new : row_max[m][r];
+            m_base[m][r] = m_new == -CUDART_INF_F ? 0.f : m_new;  // fully masked so far: avoid -inf - -inf
+            const float rescale = fast_exp2(row_max[m][r] - m_base[m][r]);
+            row_max[m][r] = m_new;
+            l_frag[m][2 * r] *= rescale;
+            if constexpr (LAZY) {
+                rescale_o[m][r] = rescale;
+            } else {
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
+            }
+        }
+        // ANCHOR_END: rescale
+    };
+
+    // ANCHOR: probabilities
+    // P's k-step kk, and its row sums on the tensor cores: P times a B fragment of ones
+    // leaves each row's sum over the k-step's 16 keys in every column of C, the whole row's
+    // and not one lane's, so no shuffles either; and the sum is of P as rounded for P V.
+    auto probabilities = [&](auto M, int kk) {
+        constexpr int m = decltype(M)::value;
+#pragma unroll
+        for (int n = 2 * kk; n < 2 * kk + 2; ++n)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; ++h2)
+                p_rmem[m][kk][(n % 2) * 2 + h2] = pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
+                                                           fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
+        mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
+    };
+    // ANCHOR_END: probabilities
+
+    // O += P V, one k-step: each V fragment feeds both m16 tiles.
+    auto pv_step = [&](const T* v_tile, int kk) {
+#pragma unroll
+        for (int n = 0; n < D / 8; n += 2) {
+            uint32_t vb[4];
+            ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * kk)));
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+                mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+            }
+        }
+    };
+
+    auto needs_mask = [&](int kv_start) {
+        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+    };
+    // ANCHOR: rescale_o_lazily
+    // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
+    // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
+    auto rescale_o_lazily = [&]() {
+        bool needed = false;
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) needed |= rescale_o[m][r] != 1.f;
+        if (__any_sync(0xffffffff, needed)) {
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_o[m][e / 2];
+        }
+    };
+    // ANCHOR_END: rescale_o_lazily
+
+    for (int t = 0; t < n_tiles; ++t) {
+        // ANCHOR: one_barrier
+        // One barrier per tile: after it K_t and V_t are in, and every warp is done with
+        // tile t-1, whose slot now receives tile t+1.
+        cp_async_wait<0>();
+        __syncthreads();
+        issue_kv(t + 1);
+        // ANCHOR_END: one_barrier
+        const int kv_start = t * BLOCK_KV;
+        const T* k_smem_t = k_smem + (t % NSTAGES) * BLOCK_KV * D;  // this tile's slot
+        const T* v_smem_t = v_smem + (t % NSTAGES) * BLOCK_KV * D;
+
+        // ANCHOR: order
+        // The whole tile, P V included, is straight-line code.
+        auto tile = [&](auto MASKED) {
+            qk(k_smem_t);
+            if constexpr (CHUNKED) {
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+                max_and_rescale(Int<1>{}, MASKED, kv_start);
+                if constexpr (LAZY) rescale_o_lazily();
+                // ANCHOR: chunked
+                // P V's step kk needs only P's step kk, so ptxas can issue the 16 MUFU.EX2
+                // of step kk + 1 between the 34 HMMAs of step kk: the special-function unit
+                // and the tensor cores work at once inside one warp.
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                    probabilities(Int<0>{}, kk);
+                    probabilities(Int<1>{}, kk);
+                    pv_step(v_smem_t, kk);
+                }
+                // ANCHOR_END: chunked
+            } else {
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(Int<0>{}, kk);
+                max_and_rescale(Int<1>{}, MASKED, kv_start);
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(Int<1>{}, kk);
+                if constexpr (LAZY) rescale_o_lazily();
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) pv_step(v_smem_t, kk);
+            }
+        };
+        if (needs_mask(kv_start))
+            tile(Int<1>{});
+        else
+            tile(Int<0>{});
+        // ANCHOR_END: order
+    }
+    cp_async_wait<0>();  // no copy may still be landing when the block exits (no tiles: Q's)
+
+    // Finalize: divide by the row sums (whole already), write O and the LSE.
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float sum = l_frag[m][2 * r];
+            if (q_row(m, r) >= p.seqlen_q) continue;
+            const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;  // fully masked: O stays 0
+            T* o = static_cast<T*>(p.o) + q_row_offset(p, b, q_row(m, r), h);
+#pragma unroll
+            for (int n = 0; n < D / 8; ++n) {
+                const int col = n * 8 + mma_m16n8_c(lane, 0).col;
+                *reinterpret_cast<uint32_t*>(o + col) = pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
+            }
+            if (quad_lane(lane) == 0)
+                p.lse[lse_index(p, b, h, q_row(m, r))] = sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+        }
+    }
+}
+
+}  // namespace flashlab
+
+using flashlab::lean_softmax_attention;
+FLASHLAB_EXPORT_ALL(lean_softmax, lean_softmax_attention, flashlab::THREADS)
