@@ -5,7 +5,9 @@
 //!   (its manifest) or, under `generated/bench/`, by `flashlab plots` from the committed
 //!   run of record (`flashlab::bench::plots::file_names`); the Results chapter shows
 //!   every plot of that list and includes its table;
-//! - stage 4's code is stage 3's but for the `tile_offset` line (its chapter says so);
+//! - stage 4's code is stage 3's but for the `tile_offset` line (its chapter says so), and
+//!   each later tensor-core stage is one idea away from the one before: its kernel's diff,
+//!   comments and indentation aside, stays small;
 //! - every stage in the table has its chapter, `stages/NN-<slug>.md`, listed in
 //!   SUMMARY.md, and no chapter exists for a stage that is not in the table;
 //! - every `just stage N` / `flashlab stage N` in the book names a real stage;
@@ -239,6 +241,11 @@ fn stage4_is_stage3_but_for_tile_offset() {
         .collect();
     let expected = [
         ("tile_offset_rowmajor", "tile_offset_swizzled"),
+        ("tensor_core_attention(", "swizzled_attention("),
+        (
+            "using flashlab::tensor_core_attention",
+            "using flashlab::swizzled_attention",
+        ),
         (
             "FLASHLAB_EXPORT_ALL(tensor_cores",
             "FLASHLAB_EXPORT_ALL(swizzle",
@@ -251,7 +258,67 @@ fn stage4_is_stage3_but_for_tile_offset() {
             .all(|((a, b), (x, y))| a.contains(x) && b.contains(y));
     assert!(
         ok,
-        "stage 4 differs from stage 3 in more than tile_offset (and the export name); update book/src/stages/04-swizzle.md:\n{differing:#?}"
+        "stage 4 differs from stage 3 in more than tile_offset (and the body's and export's names); update book/src/stages/04-swizzle.md:\n{differing:#?}"
+    );
+}
+
+/// The kernel (`kernels/*.cu` but probes) of the stage numbered `n`, found through the
+/// stage table, comment lines dropped and indentation trimmed: what a reader's
+/// `diff <(grep -v '^\s*//' a) <(grep -v '^\s*//' b)` compares, whitespace aside.
+fn stage_kernel_code(n: u32) -> Vec<String> {
+    let info = flashlab::stages::find(n).unwrap().info();
+    let dir = root().join(format!("stages/{:02}-{}/kernels", info.number, info.slug));
+    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .filter(|p| !p.to_string_lossy().ends_with("_probe.cu"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| fs::read_to_string(f).unwrap().lines().map(str::to_string).collect::<Vec<_>>())
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// Changed lines allowed between neighbouring tensor-core stages, removed plus added,
+/// comments and whitespace aside: one idea, not a rewrite (stage 4 to 5 is about 70).
+const ONE_IDEA_LINES: usize = 150;
+
+/// Each stage from 4 on is the one before plus one idea: its chapter's diff is the lesson.
+#[test]
+fn neighbouring_stages_differ_by_one_idea() {
+    let numbers: Vec<u32> = flashlab::stages::STAGES
+        .iter()
+        .map(|s| s.info().number)
+        .filter(|&n| n >= 4)
+        .collect();
+    let mut problems = Vec::new();
+    for pair in numbers.windows(2) {
+        let (a, b) = (stage_kernel_code(pair[0]), stage_kernel_code(pair[1]));
+        let (a, b): (Vec<&str>, Vec<&str>) = (
+            a.iter().map(String::as_str).collect(),
+            b.iter().map(String::as_str).collect(),
+        );
+        let diff = similar::TextDiff::from_slices(&a, &b);
+        let changed = diff
+            .iter_all_changes()
+            .filter(|c| c.tag() != similar::ChangeTag::Equal)
+            .count();
+        assert!(changed > 0, "stages {} and {} have the same kernel", pair[0], pair[1]);
+        if changed > ONE_IDEA_LINES {
+            problems.push(format!(
+                "stage {} -> {}: {changed} changed lines (at most {ONE_IDEA_LINES})",
+                pair[0], pair[1]
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a stage should be one idea away from the one before:\n  {}",
+        problems.join("\n  ")
     );
 }
 
