@@ -141,7 +141,7 @@ fn tile_offsets_are_the_row_major_offset_swizzled() {
     assert_eq!(tile_offset(96, true, 0, 0), None);
 }
 
-/// Stage 5 steps its ldmatrix addresses instead of recomputing the swizzle: 16 columns
+/// Stage 6 steps its ldmatrix addresses instead of recomputing the swizzle: 16 columns
 /// along is one XOR (an add for the unswizzled bit 6), 8 rows down is one add. Both
 /// identities, in either order, over every tile position.
 #[test]
@@ -159,7 +159,7 @@ fn swizzled_steps_equal_recomputing_the_offset() {
                         let stepped =
                             swizzled_step_rows(d, swizzled_step_cols(start, kk), n).unwrap();
                         assert_eq!(Some(stepped), want, "d{d} row {row} c0 {c0} kk {kk} n {n}");
-                        // Rows first, then columns (stage 5's Q addresses): the same place.
+                        // Rows first, then columns (stage 7's Q addresses): the same place.
                         let rows_first =
                             swizzled_step_cols(swizzled_step_rows(d, start, n).unwrap(), kk);
                         assert_eq!(
