@@ -6,6 +6,7 @@ use flashlab::bench::{
     self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Shape, Status, Sweep, baselines, plots,
 };
 use flashlab::stages::find;
+use harness::timing::TimingProtocol;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -131,6 +132,7 @@ fn the_plan_is_printed_without_a_gpu() {
         seed: bench::DEFAULT_SEED,
         max_workspace_gib: bench::DEFAULT_MAX_WORKSPACE_GIB,
         dry_run: true,
+        timing: TimingProtocol::Gated,
     };
     let plan = bench::describe_plan(&config).unwrap();
     assert!(plan.contains("40 stage rows to run, 8 skipped"), "{plan}");

@@ -3,7 +3,7 @@
 use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
-use crate::timing::{Timing, tflops, time};
+use crate::timing::{Timing, TimingProtocol, tflops, time};
 use crate::{AttnParams, Error, Gpu, LaunchArgs, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use serde::Serialize;
@@ -13,7 +13,8 @@ pub struct RunOptions {
     /// Input seed; `None` draws a fresh one (printed, so a failure can be replayed).
     pub seed: Option<u64>,
     pub check: bool,
-    pub time: bool,
+    /// How to time the stage; `None` does not time it.
+    pub timing: Option<TimingProtocol>,
     /// Reshapes the random inputs before the run (`inputs::steep_score_jump`, say), for
     /// tests of input-dependent paths; `None` for the plain normal inputs.
     pub adjust_inputs: Option<fn(&Problem, &mut HostInputs)>,
@@ -24,7 +25,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: None,
             check: true,
-            time: true,
+            timing: Some(TimingProtocol::Gated),
             adjust_inputs: None,
         }
     }
@@ -116,12 +117,13 @@ pub fn run_stage(
         .check
         .then(|| check_outputs(problem, &inputs, &o_host, &lse_host));
 
-    let timing = if opts.time {
-        let t = time(gpu, || stage.launch(gpu, &args))?;
-        gpu.synchronize(&format!("timing stage {}", info.label()))?;
-        Some(t)
-    } else {
-        None
+    let timing = match opts.timing {
+        Some(protocol) => {
+            let t = time(gpu, protocol, || stage.launch(gpu, &args))?;
+            gpu.synchronize(&format!("timing stage {}", info.label()))?;
+            Some(t)
+        }
+        None => None,
     };
     let report = RunReport {
         stage: info.number,

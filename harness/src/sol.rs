@@ -8,7 +8,7 @@
 //! the rate at which cp.async moves tiles from L2 into shared memory.
 
 use crate::error::CudaContext as _;
-use crate::timing::{tflops, time};
+use crate::timing::{TimingProtocol, tflops, time};
 use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
 use cudarc::driver::sys::CUfunction_attribute;
@@ -41,7 +41,8 @@ pub static KERNELS: crate::KernelBundle = crate::include_kernels!();
 pub const COPY_BYTES: usize = 1 << 30;
 pub const GEMM_SIZE: usize = 8192;
 
-pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
+/// Measures every ceiling, each timed under `protocol`.
+pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     let stream = gpu.stream();
     let n = COPY_BYTES / 4;
     let host: Vec<u32> = random_u16(n).into_iter().map(u32::from).collect();
@@ -50,7 +51,7 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
         .alloc_zeros::<u32>(n)
         .during("allocating copy destination")?;
     // ANCHOR: copy
-    let copy = time(gpu, || {
+    let copy = time(gpu, protocol, || {
         stream
             .memcpy_dtod(&src, &mut dst)
             .during("device-to-device copy")
@@ -61,14 +62,18 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
 
     // SAFETY: only probes whether the library can be loaded.
     let (gemm_tflops, gemm_skipped) = if unsafe { cudarc::cublas::sys::is_culib_present() } {
-        (Some(gemm_bf16(gpu)?), None)
+        (Some(gemm_bf16(gpu, protocol)?), None)
     } else {
         (None, Some("libcublas was not found (install the CUDA toolkit or put libcublas on LD_LIBRARY_PATH)".to_string()))
     };
     let (mma_sync_tflops, l2_to_smem_tb_per_s, ceilings_skipped) =
         match KERNELS.not_compiled_reason() {
             Some(why) => (None, None, Some(why)),
-            None => (Some(mma_sync(gpu)?), Some(l2_to_smem(gpu)?), None),
+            None => (
+                Some(mma_sync(gpu, protocol)?),
+                Some(l2_to_smem(gpu, protocol)?),
+                None,
+            ),
         };
     Ok(SpeedOfLight {
         copy_gb_per_s,
@@ -86,7 +91,7 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
 /// 16 warps per SM (4 per scheduler), 8 independent accumulators each: enough that the
 /// tensor pipe, not latency, sets the rate (measured on an H200: 1 warp per scheduler
 /// reaches about 90% of this, 2 warps 98%).
-fn mma_sync(gpu: &Gpu) -> Result<f64> {
+fn mma_sync(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const THREADS: u32 = 512;
     const ILP: f64 = 8.0;
     const ITERS: i32 = 8192;
@@ -101,7 +106,7 @@ fn mma_sync(gpu: &Gpu) -> Result<f64> {
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         let mut b = stream.launch_builder(&func);
         b.arg(&mut out).arg(&ITERS);
         // SAFETY: the kernel takes (float*, int) and writes one float per thread of `out`.
@@ -118,7 +123,7 @@ fn mma_sync(gpu: &Gpu) -> Result<f64> {
 
 /// One 256-thread block per SM streaming 32 KiB tiles through a 2-slot ring, as stage 5
 /// does, from a 16 MiB buffer (less than any sm_80+ L2 of 40 MiB and more).
-fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
+fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const SRC_BYTES: usize = 16 << 20;
     const TILES: i32 = 2000;
     const SMEM: u32 = 2 * 32768;
@@ -146,7 +151,7 @@ fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
         block_dim: (256, 1, 1),
         shared_mem_bytes: SMEM,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         let mut b = stream.launch_builder(&func);
         b.arg(&src).arg(&chunks).arg(&TILES).arg(&mut sink);
         // SAFETY: (const int4*, long long, int, int*): `src` holds `chunks` 16-byte chunks.
@@ -157,7 +162,7 @@ fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
     Ok(bytes / (t.median_ms * 1e-3) / 1e12)
 }
 
-fn gemm_bf16(gpu: &Gpu) -> Result<f64> {
+fn gemm_bf16(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     let stream = gpu.stream();
     let n = GEMM_SIZE;
     // Random data, not zeros: a product of zeros runs measurably faster (less toggling).
@@ -184,7 +189,7 @@ fn gemm_bf16(gpu: &Gpu) -> Result<f64> {
         beta: half::bf16::ZERO,
         ldc: n as i32,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         // SAFETY: a, b and c are n x n, matching the configuration.
         unsafe { blas.gemm(cfg, &a, &b, &mut c) }.map_err(|e| Error::Cublas(e.to_string()))
     })?;

@@ -92,7 +92,7 @@ fn assert_stage_on(
         let opts = RunOptions {
             seed: None,
             check: true,
-            time: false,
+            timing: None,
             adjust_inputs: adjust,
         };
         match run_stage(stage, &gpu, &problem, &opts) {

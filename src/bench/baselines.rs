@@ -4,6 +4,7 @@
 use super::Ctx as _;
 use super::{Progress, Row, RowKind, Shape};
 use anyhow::{Result, bail};
+use harness::timing::TimingProtocol;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -60,9 +61,14 @@ fn last_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).rfind(|l| !l.is_empty())
 }
 
-/// Runs the script on `shapes`; returns what it reported about its environment and its
-/// rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one convention for all).
-pub fn run(python: &Python, shapes: &[Shape]) -> Result<(serde_json::Value, Vec<Row>)> {
+/// Runs the script on `shapes`, timed under `timing`; returns what it reported about its
+/// environment and its rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one
+/// convention for all).
+pub fn run(
+    python: &Python,
+    shapes: &[Shape],
+    timing: TimingProtocol,
+) -> Result<(serde_json::Value, Vec<Row>)> {
     let dir = std::env::temp_dir().join(format!("flashlab-baselines-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
     let shapes_path = dir.join("shapes.json");
@@ -89,6 +95,7 @@ pub fn run(python: &Python, shapes: &[Shape]) -> Result<(serde_json::Value, Vec<
         .arg("--shapes-json")
         .arg(&shapes_path)
         .args(["--device", &device])
+        .args(["--timing", timing.name()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
