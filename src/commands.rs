@@ -96,8 +96,7 @@ fn stage(args: StageArgs) -> Result<i32> {
     };
     let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
     if let Some(dir) = &args.save {
-        crate::save::save_npy(dir, &problem, &outputs)
-            .with_context(|| format!("writing .npy files to {}", dir.display()))?;
+        crate::save::save_npy(dir, &problem, &outputs)?;
     }
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if args.json {
@@ -286,7 +285,7 @@ fn dump_fatbin(stage: u32, out: &std::path::Path) -> Result<i32> {
         );
     }
     std::fs::write(out, info.kernels.fatbin)
-        .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+        .with_context(|| format!("writing {}", out.display()))?;
     eprintln!(
         "stage {}: {} bytes of fatbin in {}",
         info.label(),

@@ -192,18 +192,20 @@ fn written_files_read_back() {
     );
     // A file that is not a bench JSON says so, with the cause.
     std::fs::write(dir.join("bad.json"), "{}").unwrap();
-    let err = BenchResults::read(&dir.join("bad.json"))
-        .unwrap_err()
-        .to_string();
+    let err = format!(
+        "{:#}",
+        BenchResults::read(&dir.join("bad.json")).unwrap_err()
+    );
     assert!(
         err.contains("not a flashlab bench JSON") && err.contains("missing field"),
         "{err}"
     );
-    let err = BenchResults::read(&dir.join("absent.json"))
-        .unwrap_err()
-        .to_string();
+    let err = format!(
+        "{:#}",
+        BenchResults::read(&dir.join("absent.json")).unwrap_err()
+    );
     assert!(
-        err.contains("reading") && err.contains("absent.json"),
+        err.contains("reading") && err.contains("absent.json") && err.contains("os error 2"),
         "{err}"
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -132,6 +132,11 @@ fn bad_input_exits_2_with_a_clear_message() {
             "32-bit",
         ),
         (&["stage", "9"], "there is no stage 9"),
+        // The cause is printed after the context: which file, and why.
+        (
+            &["plots", "--from", "/nonexistent/bench.json"],
+            "reading /nonexistent/bench.json: No such file or directory",
+        ),
         (&["resources", "42"], "there is no stage 42"),
     ];
     for (args, expected) in cases {

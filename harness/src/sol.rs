@@ -46,10 +46,15 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     let stream = gpu.stream();
     let n = COPY_BYTES / 4;
     let host: Vec<u32> = random_u16(n).into_iter().map(u32::from).collect();
-    let src = stream.clone_htod(&host).during("allocating copy source")?;
-    let mut dst = stream
-        .alloc_zeros::<u32>(n)
-        .during("allocating copy destination")?;
+    let src =
+        stream
+            .clone_htod(&host)
+            .allocating(gpu, COPY_BYTES, "allocating the copy's source")?;
+    let mut dst = stream.alloc_zeros::<u32>(n).allocating(
+        gpu,
+        COPY_BYTES,
+        "allocating the copy's destination",
+    )?;
     // ANCHOR: copy
     let copy = time(gpu, protocol, || {
         stream
@@ -100,7 +105,11 @@ fn mma_sync(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     let blocks = gpu.multiprocessors;
     let mut out = stream
         .alloc_zeros::<f32>((blocks * THREADS) as usize)
-        .during("allocating the mma.sync ceiling's output")?;
+        .allocating(
+            gpu,
+            (blocks * THREADS) as usize * 4,
+            "allocating the mma.sync ceiling's output",
+        )?;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (THREADS, 1, 1),
@@ -138,12 +147,15 @@ fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
         .into_iter()
         .map(u32::from)
         .collect();
-    let src = stream
-        .clone_htod(&host)
-        .during("allocating the L2 ceiling's source")?;
-    let mut sink = stream
-        .alloc_zeros::<i32>(1)
-        .during("allocating the L2 ceiling's sink")?;
+    let src = stream.clone_htod(&host).allocating(
+        gpu,
+        SRC_BYTES,
+        "allocating the L2 ceiling's source",
+    )?;
+    let mut sink =
+        stream
+            .alloc_zeros::<i32>(1)
+            .allocating(gpu, 4, "allocating the L2 ceiling's sink")?;
     let chunks = (SRC_BYTES / 16) as i64;
     let blocks = gpu.multiprocessors;
     let cfg = LaunchConfig {
@@ -171,11 +183,18 @@ fn gemm_bf16(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
         .iter()
         .map(|&b| half::bf16::from_f32((b as f32 / 65535.0) - 0.5))
         .collect();
-    let a = stream.clone_htod(&host).during("allocating GEMM inputs")?;
-    let b = stream.clone_htod(&host).during("allocating GEMM inputs")?;
-    let mut c = stream
-        .alloc_zeros::<half::bf16>(n * n)
-        .during("allocating GEMM output")?;
+    let bytes = n * n * 2;
+    let a = stream
+        .clone_htod(&host)
+        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
+    let b = stream
+        .clone_htod(&host)
+        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
+    let mut c = stream.alloc_zeros::<half::bf16>(n * n).allocating(
+        gpu,
+        bytes,
+        "allocating the GEMM's output",
+    )?;
     let blas = CudaBlas::new(stream.clone()).map_err(|e| Error::Cublas(e.to_string()))?;
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_N,

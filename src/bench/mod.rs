@@ -12,7 +12,7 @@ pub mod compare;
 pub mod plots;
 
 use crate::stages::STAGES;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use harness::run::{RunOptions, run_stage};
 use harness::timing::TimingProtocol;
 use harness::{DType, Gpu, Problem, Stage};
@@ -39,24 +39,6 @@ pub const DEFAULT_MAX_WORKSPACE_GIB: f64 = 2.0;
 pub const DEFAULT_SEED: u64 = 0x5eed_f1a5;
 /// Version of the JSON layout below; bump it when a field changes meaning.
 pub const SCHEMA: u32 = 1;
-
-/// `.ctx(|| "reading x")`: like anyhow's `with_context`, but the message keeps the cause
-/// (`main` prints only the outermost message of an error).
-pub(crate) trait Ctx<T> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T>;
-}
-
-impl<T, E: std::fmt::Display> Ctx<T> for std::result::Result<T, E> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T> {
-        self.map_err(|e| anyhow!("{}: {e:#}", what()))
-    }
-}
-
-impl<T> Ctx<T> for Option<T> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T> {
-        self.ok_or_else(|| anyhow!("{}", what()))
-    }
-}
 
 /// The git commit the binary was built from (`build.rs`), `-dirty` when the tree had
 /// uncommitted changes, or `unknown` when built outside a repository.
@@ -413,9 +395,10 @@ pub struct BenchResults {
 
 impl BenchResults {
     pub fn read(path: &Path) -> Result<BenchResults> {
-        let text = std::fs::read_to_string(path).ctx(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let results: BenchResults = serde_json::from_str(&text)
-            .ctx(|| format!("{} is not a flashlab bench JSON", path.display()))?;
+            .with_context(|| format!("{} is not a flashlab bench JSON", path.display()))?;
         if results.header.schema != SCHEMA {
             bail!(
                 "{} has schema {}; this flashlab reads schema {SCHEMA}",
@@ -473,10 +456,12 @@ impl BenchResults {
 
     /// Writes `bench.json` and `bench.csv` into `dir`; returns their paths.
     pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf)> {
-        std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let (json, csv) = (dir.join("bench.json"), dir.join("bench.csv"));
-        std::fs::write(&json, self.to_json()?).ctx(|| format!("writing {}", json.display()))?;
-        std::fs::write(&csv, self.to_csv()).ctx(|| format!("writing {}", csv.display()))?;
+        std::fs::write(&json, self.to_json()?)
+            .with_context(|| format!("writing {}", json.display()))?;
+        std::fs::write(&csv, self.to_csv())
+            .with_context(|| format!("writing {}", csv.display()))?;
         Ok((json, csv))
     }
 }
@@ -652,7 +637,7 @@ pub fn validate_sweep(sweep: &Sweep) -> Result<()> {
         shape
             .problem()?
             .validate()
-            .ctx(|| format!("shape {}", shape.label()))?;
+            .with_context(|| format!("shape {}", shape.label()))?;
     }
     Ok(())
 }
