@@ -6,6 +6,7 @@ use flashlab::bench::{
     self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Shape, Status, Sweep, baselines, plots,
 };
 use flashlab::stages::find;
+use harness::testing::skip;
 use harness::timing::TimingProtocol;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -386,7 +387,7 @@ a library printing to stdout
 fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
     let on_disk = root().join("bench/baselines.py");
     let Ok(text) = std::fs::read_to_string(&on_disk) else {
-        eprintln!("skipped: {} not present (GPU bundle)", on_disk.display());
+        skip(format!("{} not present (GPU bundle)", on_disk.display()));
         return;
     };
     assert_eq!(text, baselines::SCRIPT);
@@ -395,7 +396,7 @@ fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
         .arg("--self-test")
         .output()
     else {
-        eprintln!("skipped: no python3");
+        skip("no python3");
         return;
     };
     assert!(
@@ -411,10 +412,10 @@ fn script(name: &str, args: &[&str]) -> Option<String> {
     let path = root().join("scripts/bundle").join(name);
     let fixtures = root().join("tests/fixtures");
     if !path.exists() || !fixtures.exists() {
-        eprintln!(
-            "skipped: {} or the fixtures are not present",
+        skip(format!(
+            "{} or the fixtures are not present (GPU bundle)",
             path.display()
-        );
+        ));
         return None;
     }
     let out = Command::new("bash")
@@ -477,7 +478,7 @@ fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() {
 #[test]
 fn the_ncu_summary_reads_a_real_raw_export() {
     if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: no python3");
+        skip("no python3");
         return;
     }
     let Some(summary) = script(
@@ -513,7 +514,7 @@ fn the_ncu_summary_reads_a_real_raw_export() {
 #[test]
 fn without_a_gpu_the_commands_say_so_clearly() {
     if harness::Gpu::open().is_ok() {
-        eprintln!("skipped: a GPU is present");
+        skip("a GPU is present");
         return;
     }
     let exe = env!("CARGO_BIN_EXE_flashlab");
@@ -540,8 +541,8 @@ fn without_a_gpu_the_commands_say_so_clearly() {
 #[test]
 fn dump_fatbin_writes_the_embedded_kernels() {
     let info = find(2).unwrap().info();
-    if !info.kernels.compiled() {
-        eprintln!("skipped: kernels not compiled");
+    if let Some(reason) = info.kernels.not_compiled_reason() {
+        skip(format!("stage 2's kernels were not compiled: {reason}"));
         return;
     }
     let dir = temp_dir("fatbin");
