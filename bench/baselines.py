@@ -19,7 +19,9 @@ Conventions shared with flashlab (so rows compare):
   * FLOPs: 4 * batch * heads * head_dim * visible pairs, where visible pairs are seqlen^2,
     or seqlen * (seqlen + 1) / 2 when causal.
   * Timing: CUDA events around each call; about 50 ms of warm-up, then enough calls for
-    about 300 ms (5 to 200), the median.
+    about 300 ms (5 to 200), the median. --timing gated (the default) queues the timed
+    calls behind a kernel that waits; --timing ungated times each call on an idle stream,
+    as `flashlab --timing ungated` does.
   * Check: a sample of query rows of the first and last (batch, head) against float64
     math on the GPU; a sanity check that passes when max |dO| <= 8 u max(1, max |O|),
     u the dtype's unit roundoff (flashlab's own check is stricter; these kernels are the
@@ -31,7 +33,6 @@ Conventions shared with flashlab (so rows compare):
 import argparse
 import json
 import math
-import os
 import sys
 import warnings
 
@@ -47,6 +48,8 @@ CHECK_ROWS = 32
 # The timing gate holds the stream this long per timed call (harness/src/timing.rs:
 # GATE_US_PER_LAUNCH): far more than Python needs to queue one.
 GATE_US_PER_CALL = 200
+# flashlab's --timing names (harness/src/timing.rs: TimingProtocol); gated is the default.
+TIMING_PROTOCOLS = ["gated", "ungated"]
 
 
 def visible_pairs(seqlen, causal):
@@ -244,7 +247,7 @@ class Runner:
             if warm >= a.warmup_ms:
                 break
         n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
-        if os.environ.get("FLASHLAB_TIMING", "").strip() == "ungated":
+        if a.timing == "ungated":
             # The protocol before the gate, kept to measure what the gate changes.
             samples = [once() for _ in range(n)]
             return median(samples), min(samples), n
@@ -348,6 +351,12 @@ def parse_args(argv):
     p.add_argument("--target-ms", type=float, default=300.0)
     p.add_argument("--min-iters", type=int, default=5)
     p.add_argument("--max-iters", type=int, default=200)
+    p.add_argument(
+        "--timing",
+        choices=TIMING_PROTOCOLS,
+        default="gated",
+        help="gated: timed calls queued behind a waiting kernel; ungated: each call on an idle stream (flashlab's --timing)",
+    )
     p.add_argument("--self-test", action="store_true", help="test the torch-free parts and exit")
     args = p.parse_args(argv)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -422,6 +431,7 @@ def self_test():
     assert json.loads(json.dumps(row))["gflop"] == flops(causal) / 1e9
     args = parse_args(["--backends", "sdpa-flash,flash-attn", "--shape", "1,2,3,4"])
     assert args.backends == ["sdpa-flash", "flash-attn"] and read_shapes(args)[0]["seqlen"] == 3
+    assert args.timing == "gated" and parse_args(["--timing", "ungated"]).timing == "ungated"
     print("baselines.py self-test: ok")
     return 0
 

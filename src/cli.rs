@@ -2,6 +2,7 @@
 //! from these types.
 
 use clap::{Args, Parser, Subcommand};
+use harness::timing::TimingProtocol;
 use harness::{DType, Problem};
 use std::path::PathBuf;
 
@@ -20,6 +21,7 @@ pub struct Cli {
 pub enum Command {
     /// List the stages: number, name, idea, GPUs, head dims, dtypes.
     List {
+        /// Print the table as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -27,8 +29,11 @@ pub enum Command {
     Stage(StageArgs),
     /// The GPU, and its practical speed of light (copy bandwidth, cuBLAS bf16 GEMM).
     Info {
+        /// Print the facts and the speed of light as JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        timing: TimingArgs,
     },
     /// Registers, shared memory, stack and spills per kernel, from the ptxas report.
     Resources {
@@ -37,6 +42,7 @@ pub enum Command {
         /// Only this architecture, e.g. sm_90a (default: all compiled).
         #[arg(long)]
         arch: Option<String>,
+        /// Print the rows as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -67,9 +73,9 @@ const BENCH_ABOUT: &str = "Check and time every stage on a sweep of shapes; JSON
 
 Shapes: seqlen x head dim x causal, bf16, queries and keys of equal length. Batch and heads follow one rule, recorded in the JSON: heads = --heads (16), batch = max(1, --tokens / seqlen) with --tokens 8192, so batch x heads x seqlen = 131072 query rows for every seqlen up to 8192 (262144 at 16384) and short sequences still fill the GPU.
 
-Every stage row is checked against the CPU oracle (same seed for every stage) and timed with CUDA events (median); a row that fails its check is recorded as check-failed and not plotted. Rows the stage cannot run are recorded as skipped with the reason (head dim, dtype, or a workspace over --max-workspace-gib: stage 1's S matrix is 4*B*H*S^2 bytes, so it stops after seqlen 4096). The speed of light (cuBLAS bf16 GEMM, copy bandwidth) is measured once per run and every row gets its percentage.
+Every stage row is checked against the CPU oracle (same seed for every stage) and timed with CUDA events (median; --timing says how the launches are queued); a row that fails its check is recorded as check-failed and not plotted. Rows the stage cannot run are recorded as skipped with the reason (head dim, dtype, or a workspace over --max-workspace-gib: stage 1's S matrix is 4*B*H*S^2 bytes, so it stops after seqlen 4096). The speed of light (cuBLAS bf16 GEMM, copy bandwidth) is measured once per run and every row gets its percentage.
 
---baselines runs bench/baselines.py (embedded in this binary) with python3 (or $FLASHLAB_PYTHON) when it imports torch: PyTorch SDPA's flash, cuDNN and memory-efficient kernels, and flash_attn's when installed, on the same shapes; without torch the baselines are skipped and the JSON says why.
+--baselines runs bench/baselines.py (embedded in this binary) with python3 (or $FLASHLAB_PYTHON) when it imports torch: PyTorch SDPA's flash, cuDNN and memory-efficient kernels, and flash_attn's when installed, on the same shapes and under the same --timing protocol; without torch the baselines are skipped and the JSON says why.
 
 Writes DIR/bench.json and DIR/bench.csv (with --plots also the SVGs and results-table.md). Exit status 1 when a stage row failed its check or errored.";
 
@@ -124,6 +130,8 @@ pub struct BenchArgs {
     /// Print the rows the bench would run and skip, then stop (no GPU needed).
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub timing: TimingArgs,
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +148,8 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub timing: TimingArgs,
 }
 
 #[derive(Args, Debug)]
@@ -157,12 +167,40 @@ pub struct StageArgs {
     /// Skip timing.
     #[arg(long)]
     pub no_time: bool,
+    #[command(flatten)]
+    pub timing: TimingArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
     /// Write q, k, v, o (float32, BSHD) and lse (float32, [batch, heads, seqlen_q]) as .npy here.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
+}
+
+/// `--timing`, on every command that times something.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct TimingArgs {
+    /// How timed launches are queued: gated (default) or ungated.
+    ///
+    /// `gated` queues every timed launch behind a kernel that holds the stream, so each
+    /// CUDA event pair times the GPU's work alone. `ungated` times each launch on an idle
+    /// stream, the host's launch time included: the protocol before the gate, kept to
+    /// measure what the gate changes.
+    #[arg(
+        long,
+        value_name = "PROTOCOL",
+        default_value = "gated",
+        value_parser = timing_protocol(),
+    )]
+    pub timing: TimingProtocol,
+}
+
+/// The protocol's names as clap's possible values, so `--help` lists them and anything
+/// else is refused with the list.
+fn timing_protocol() -> impl clap::builder::TypedValueParser<Value = TimingProtocol> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+    PossibleValuesParser::new(TimingProtocol::ALL.map(TimingProtocol::name))
+        .try_map(|name| name.parse::<TimingProtocol>())
 }
 
 #[derive(Args, Debug, Clone)]

@@ -5,7 +5,8 @@ fn main() {
     std::process::exit(match flashlab::run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("flashlab: {err}");
+            // `:#` prints every context and cause, outermost first, on one line.
+            eprintln!("flashlab: {err:#}");
             2
         }
     });

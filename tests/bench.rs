@@ -6,6 +6,8 @@ use flashlab::bench::{
     self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Shape, Status, Sweep, baselines, plots,
 };
 use flashlab::stages::find;
+use harness::testing::skip;
+use harness::timing::TimingProtocol;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -131,6 +133,7 @@ fn the_plan_is_printed_without_a_gpu() {
         seed: bench::DEFAULT_SEED,
         max_workspace_gib: bench::DEFAULT_MAX_WORKSPACE_GIB,
         dry_run: true,
+        timing: TimingProtocol::Gated,
     };
     let plan = bench::describe_plan(&config).unwrap();
     assert!(plan.contains("40 stage rows to run, 8 skipped"), "{plan}");
@@ -190,18 +193,20 @@ fn written_files_read_back() {
     );
     // A file that is not a bench JSON says so, with the cause.
     std::fs::write(dir.join("bad.json"), "{}").unwrap();
-    let err = BenchResults::read(&dir.join("bad.json"))
-        .unwrap_err()
-        .to_string();
+    let err = format!(
+        "{:#}",
+        BenchResults::read(&dir.join("bad.json")).unwrap_err()
+    );
     assert!(
         err.contains("not a flashlab bench JSON") && err.contains("missing field"),
         "{err}"
     );
-    let err = BenchResults::read(&dir.join("absent.json"))
-        .unwrap_err()
-        .to_string();
+    let err = format!(
+        "{:#}",
+        BenchResults::read(&dir.join("absent.json")).unwrap_err()
+    );
     assert!(
-        err.contains("reading") && err.contains("absent.json"),
+        err.contains("reading") && err.contains("absent.json") && err.contains("os error 2"),
         "{err}"
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -382,7 +387,7 @@ a library printing to stdout
 fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
     let on_disk = root().join("bench/baselines.py");
     let Ok(text) = std::fs::read_to_string(&on_disk) else {
-        eprintln!("skipped: {} not present (GPU bundle)", on_disk.display());
+        skip(format!("{} not present (GPU bundle)", on_disk.display()));
         return;
     };
     assert_eq!(text, baselines::SCRIPT);
@@ -391,7 +396,7 @@ fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
         .arg("--self-test")
         .output()
     else {
-        eprintln!("skipped: no python3");
+        skip("no python3");
         return;
     };
     assert!(
@@ -407,10 +412,10 @@ fn script(name: &str, args: &[&str]) -> Option<String> {
     let path = root().join("scripts/bundle").join(name);
     let fixtures = root().join("tests/fixtures");
     if !path.exists() || !fixtures.exists() {
-        eprintln!(
-            "skipped: {} or the fixtures are not present",
+        skip(format!(
+            "{} or the fixtures are not present (GPU bundle)",
             path.display()
-        );
+        ));
         return None;
     }
     let out = Command::new("bash")
@@ -473,7 +478,7 @@ fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() {
 #[test]
 fn the_ncu_summary_reads_a_real_raw_export() {
     if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: no python3");
+        skip("no python3");
         return;
     }
     let Some(summary) = script(
@@ -509,7 +514,7 @@ fn the_ncu_summary_reads_a_real_raw_export() {
 #[test]
 fn without_a_gpu_the_commands_say_so_clearly() {
     if harness::Gpu::open().is_ok() {
-        eprintln!("skipped: a GPU is present");
+        skip("a GPU is present");
         return;
     }
     let exe = env!("CARGO_BIN_EXE_flashlab");
@@ -536,8 +541,8 @@ fn without_a_gpu_the_commands_say_so_clearly() {
 #[test]
 fn dump_fatbin_writes_the_embedded_kernels() {
     let info = find(2).unwrap().info();
-    if !info.kernels.compiled() {
-        eprintln!("skipped: kernels not compiled");
+    if let Some(reason) = info.kernels.not_compiled_reason() {
+        skip(format!("stage 2's kernels were not compiled: {reason}"));
         return;
     }
     let dir = temp_dir("fatbin");

@@ -60,6 +60,40 @@ fn shape_flags_override_each_part() {
 }
 
 #[test]
+fn every_timing_command_takes_the_protocol_and_defaults_to_the_gate() {
+    use harness::timing::TimingProtocol::{Gated, Ungated};
+    let protocol = |args: &[&str]| match parse(args).unwrap().command {
+        Command::Stage(a) => a.timing.timing,
+        Command::Bench(a) => a.timing.timing,
+        Command::Compare(a) => a.timing.timing,
+        Command::Info { timing, .. } => timing.timing,
+        other => panic!("{other:?} does not time"),
+    };
+    for command in [
+        &["stage", "2"][..],
+        &["bench"],
+        &["compare", "1", "2"],
+        &["info"],
+    ] {
+        assert_eq!(protocol(command), Gated, "{command:?}");
+        let ungated: Vec<&str> = command
+            .iter()
+            .copied()
+            .chain(["--timing", "ungated"])
+            .collect();
+        assert_eq!(protocol(&ungated), Ungated, "{command:?}");
+    }
+    let Command::Bench(args) = parse(&["bench", "--timing", "ungated"]).unwrap().command else {
+        panic!("not a bench command")
+    };
+    assert_eq!(args.config().timing, Ungated);
+    let err = parse(&["stage", "2", "--timing", "async"])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("gated, ungated"), "{err}");
+}
+
+#[test]
 fn bad_dtype_names_what_is_supported() {
     let err = parse(&["stage", "2", "--dtype", "fp8"])
         .unwrap_err()
@@ -98,6 +132,11 @@ fn bad_input_exits_2_with_a_clear_message() {
             "32-bit",
         ),
         (&["stage", "9"], "there is no stage 9"),
+        // The cause is printed after the context: which file, and why.
+        (
+            &["plots", "--from", "/nonexistent/bench.json"],
+            "reading /nonexistent/bench.json: No such file or directory",
+        ),
         (&["resources", "42"], "there is no stage 42"),
     ];
     for (args, expected) in cases {

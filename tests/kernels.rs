@@ -1,52 +1,69 @@
-//! Every stage in the table carries its compiled kernels, for every architecture asked for.
+//! Every stage in the table carries its compiled kernels, for every architecture asked for,
+//! and none spills more than its stage allows.
 //!
 //! Under `just test` (and CI) `FLASHLAB_REQUIRE_KERNELS=1` is set and a compiler is
 //! guaranteed, so a missing fatbin fails here. A plain `cargo test` on a machine without
-//! nvcc instead checks that each stage says why it has no kernels.
+//! nvcc instead checks that each stage says why it has no kernels, and the tests that need
+//! the kernels say `SKIPPED <test>: <reason>` (`harness::testing::skip`) rather than pass
+//! having checked nothing.
 
 use flashlab::stages::STAGES;
+use harness::KernelBundle;
 use harness::kernels::kernels_by_arch;
+use harness::testing::skip;
 
 fn required() -> bool {
     std::env::var_os("FLASHLAB_REQUIRE_KERNELS").is_some()
+}
+
+/// The ptxas report of `bundle` when it was compiled. When it was not, fails under
+/// `FLASHLAB_REQUIRE_KERNELS` and otherwise reports the skip and returns `None`.
+fn compiled(what: &str, bundle: &KernelBundle) -> Option<Vec<harness::KernelResources>> {
+    if let Some(reason) = bundle.not_compiled_reason() {
+        assert!(!required(), "{what} was built without kernels: {reason}");
+        skip(format!("{what}'s kernels were not compiled: {reason}"));
+        return None;
+    }
+    let resources = bundle.resources();
+    // An empty or unreadable report would let every check below pass without a kernel.
+    assert!(
+        !resources.is_empty(),
+        "{what} was compiled, but its ptxas report lists no kernel:\n{}",
+        bundle.ptxas_report
+    );
+    Some(resources)
 }
 
 #[test]
 fn every_stage_has_sass_for_sm80_and_sm90a() {
     for stage in STAGES {
         let info = stage.info();
-        match info.kernels.not_compiled_reason() {
-            Some(reason) => {
-                assert!(
-                    !required(),
-                    "stage {} was built without kernels: {reason}",
-                    info.label()
-                );
-                assert!(
-                    reason.contains("just cuda"),
-                    "stage {}: the reason must say how to get nvcc: {reason}",
-                    info.label()
-                );
-            }
-            None => {
-                let by_arch = kernels_by_arch(&info.kernels.resources());
-                let archs = std::env::var("FLASHLAB_ARCHS")
-                    .unwrap_or_else(|_| kernel_build::DEFAULT_ARCHS.into());
-                for arch in archs.split(',').filter(|a| a.starts_with("sm_")) {
-                    let kernels = by_arch
-                        .get(arch)
-                        .unwrap_or_else(|| panic!("stage {}: no {arch} SASS", info.label()));
-                    // Every dtype x head dim the table promises has a kernel for this arch.
-                    for dtype in info.dtypes {
-                        for dim in info.head_dims {
-                            let suffix = format!("_{}_d{dim}", dtype.name());
-                            assert!(
-                                kernels.iter().any(|k| k.ends_with(&suffix)),
-                                "stage {}: no {arch} kernel for {dtype} d{dim} (have {kernels:?})",
-                                info.label()
-                            );
-                        }
-                    }
+        if let Some(reason) = info.kernels.not_compiled_reason() {
+            assert!(
+                reason.contains("just cuda"),
+                "stage {}: the reason must say how to get nvcc: {reason}",
+                info.label()
+            );
+        }
+        let Some(resources) = compiled(&format!("stage {}", info.label()), info.kernels) else {
+            continue;
+        };
+        let by_arch = kernels_by_arch(&resources);
+        let archs =
+            std::env::var("FLASHLAB_ARCHS").unwrap_or_else(|_| kernel_build::DEFAULT_ARCHS.into());
+        for arch in archs.split(',').filter(|a| a.starts_with("sm_")) {
+            let kernels = by_arch
+                .get(arch)
+                .unwrap_or_else(|| panic!("stage {}: no {arch} SASS", info.label()));
+            // Every dtype x head dim the table promises has a kernel for this arch.
+            for dtype in info.dtypes {
+                for dim in info.head_dims {
+                    let suffix = format!("_{}_d{dim}", dtype.name());
+                    assert!(
+                        kernels.iter().any(|k| k.ends_with(&suffix)),
+                        "stage {}: no {arch} kernel for {dtype} d{dim} (have {kernels:?})",
+                        info.label()
+                    );
                 }
             }
         }
@@ -58,13 +75,17 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
     // A spill turns register traffic into local-memory traffic; the stages are written
     // not to spill, and a stage that accepts one says why (`Stage::tolerated_spill_bytes`).
     for stage in STAGES {
-        for r in stage.info().kernels.resources() {
+        let info = stage.info();
+        let Some(resources) = compiled(&format!("stage {}", info.label()), info.kernels) else {
+            continue;
+        };
+        for r in resources {
             let spilled = r.spill_store_bytes + r.spill_load_bytes;
             let allowed = stage.tolerated_spill_bytes(&r.kernel);
             assert!(
                 spilled <= allowed,
                 "stage {}: {} on {} spills {spilled} bytes (allowed {allowed})",
-                stage.info().label(),
+                info.label(),
                 r.kernel,
                 r.arch
             );
@@ -76,26 +97,19 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
 /// compiled like the stages', and neither spills.
 #[test]
 fn ceiling_kernels_are_compiled_without_spills() {
-    let bundle = &harness::sol::KERNELS;
-    match bundle.not_compiled_reason() {
-        Some(reason) => assert!(
-            !required(),
-            "the ceiling kernels were not compiled: {reason}"
-        ),
-        None => {
-            let resources = bundle.resources();
-            for name in ["ceiling_mma_sync", "ceiling_l2_to_smem"] {
-                let found: Vec<_> = resources.iter().filter(|r| r.kernel == name).collect();
-                assert!(!found.is_empty(), "{name} missing from the ptxas report");
-                for r in found {
-                    assert_eq!(
-                        r.spill_store_bytes + r.spill_load_bytes,
-                        0,
-                        "{name} on {} spills",
-                        r.arch
-                    );
-                }
-            }
+    let Some(resources) = compiled("the harness", &harness::sol::KERNELS) else {
+        return;
+    };
+    for name in ["ceiling_mma_sync", "ceiling_l2_to_smem"] {
+        let found: Vec<_> = resources.iter().filter(|r| r.kernel == name).collect();
+        assert!(!found.is_empty(), "{name} missing from the ptxas report");
+        for r in found {
+            assert_eq!(
+                r.spill_store_bytes + r.spill_load_bytes,
+                0,
+                "{name} on {} spills",
+                r.arch
+            );
         }
     }
 }

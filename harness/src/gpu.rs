@@ -2,9 +2,10 @@
 //! launching a kernel with its one `AttnParams` argument, and the practical speed of light.
 
 use crate::error::CudaContext as _;
+use crate::kernels::Kernel;
 use crate::{AttnParams, Error, Result, StageInfo};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -111,51 +112,64 @@ impl Gpu {
         Ok(())
     }
 
-    /// Launches `func(params)`. Dynamic shared memory past 48 KiB must be opted into per
-    /// function; doing it here keeps every stage's launch code to grid, block and bytes.
+    /// Launches `kernel(params)` after checking the launch against the kernel: its block
+    /// size must be the kernel's `__launch_bounds__`, and its shared memory must fit.
+    /// Dynamic shared memory past 48 KiB must be opted into per function; doing it here
+    /// keeps every stage's launch code to grid, block and bytes.
     pub fn launch(
         &self,
-        func: &CudaFunction,
+        kernel: &Kernel,
         grid: (u32, u32, u32),
         block: (u32, u32, u32),
         smem_bytes: u32,
         params: &AttnParams,
     ) -> Result<()> {
-        self.allow_smem(func, smem_bytes)?;
+        // The bound was read when the kernel was loaded: this costs no driver call.
+        let threads = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
+        if threads != u64::from(kernel.max_threads_per_block()) {
+            return Err(Error::BlockSizeMismatch {
+                kernel: kernel.name().to_string(),
+                block,
+                launch_threads: threads,
+                launch_bounds: kernel.max_threads_per_block(),
+            });
+        }
+        self.allow_smem(kernel, smem_bytes)?;
         let cfg = LaunchConfig {
             grid_dim: grid,
             block_dim: block,
             shared_mem_bytes: smem_bytes,
         };
-        let mut builder = self.stream.launch_builder(func);
+        let mut builder = self.stream.launch_builder(kernel.function());
         builder.arg(params);
         // SAFETY: every kernel takes exactly one AttnParams by value, and the harness keeps
         // the buffers its pointers name alive until the stream is synchronized.
         unsafe { builder.launch(cfg) }.during(format!(
-            "launching a kernel with grid {grid:?} block {block:?}"
+            "launching {} with grid {grid:?} block {block:?}",
+            kernel.name()
         ))?;
         Ok(())
     }
 
     /// Shared memory past 48 KiB a block (static and dynamic together) must be opted into
     /// per function.
-    fn allow_smem(&self, func: &CudaFunction, smem_bytes: u32) -> Result<()> {
-        let static_bytes = func
-            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            .during("reading the kernel's static shared memory")? as u32;
-        if static_bytes + smem_bytes > self.max_smem_per_block {
-            return Err(Error::InvalidProblem(format!(
-                "the kernel needs {} bytes of shared memory per block; this GPU allows {}",
-                static_bytes + smem_bytes,
-                self.max_smem_per_block
-            )));
+    fn allow_smem(&self, kernel: &Kernel, smem_bytes: u32) -> Result<()> {
+        let total = u64::from(kernel.static_smem_bytes()) + u64::from(smem_bytes);
+        if total > u64::from(self.max_smem_per_block) {
+            return Err(Error::SharedMemoryOverLimit {
+                kernel: kernel.name().to_string(),
+                static_bytes: kernel.static_smem_bytes(),
+                dynamic_bytes: smem_bytes,
+                limit_bytes: self.max_smem_per_block,
+            });
         }
-        if static_bytes + smem_bytes > 48 * 1024 {
-            func.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem_bytes as i32,
-            )
-            .during("raising the dynamic shared-memory limit")?;
+        if total > 48 * 1024 {
+            kernel
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem_bytes as i32,
+                )
+                .during("raising the dynamic shared-memory limit")?;
         }
         Ok(())
     }

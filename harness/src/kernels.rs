@@ -2,6 +2,7 @@
 
 use crate::error::CudaContext as _;
 use crate::{DType, Error, KernelResources, Result};
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,8 +17,59 @@ pub struct KernelBundle {
     pub ptxas_report: &'static str,
     /// `nvcc <path>`/version/archs, or `no-nvcc` and the reason.
     pub status: &'static str,
-    /// Loaded modules, one per CUDA context (keyed by the context's address).
-    pub modules: Mutex<Vec<(usize, Arc<CudaModule>)>>,
+    /// The fatbin loaded into each CUDA context, and the kernels looked up in it.
+    pub loaded: Mutex<Vec<LoadedModule>>,
+}
+
+/// The bundle's module in one CUDA context (keyed by the context's address), with every
+/// kernel looked up so far: a launch finds its kernel here without a driver call.
+pub struct LoadedModule {
+    context: usize,
+    module: Arc<CudaModule>,
+    kernels: Vec<Kernel>,
+}
+
+/// A kernel loaded into one context, with the facts a launch is checked against
+/// ([`Gpu::launch`](crate::Gpu::launch)), read once when it is first looked up.
+///
+/// It dereferences to cudarc's `CudaFunction`, so kernels with their own argument lists
+/// (the harness's ceilings and timing gate, a stage's probe kernels) go to
+/// `CudaStream::launch_builder` as they are.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    name: Arc<str>,
+    function: CudaFunction,
+    max_threads_per_block: u32,
+    static_smem_bytes: u32,
+}
+
+impl Kernel {
+    /// The exported name, e.g. `swizzle_bf16_d128`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn function(&self) -> &CudaFunction {
+        &self.function
+    }
+
+    /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: for a kernel exported with
+    /// `__launch_bounds__(threads, 1)` (every `FLASHLAB_EXPORT`), exactly `threads`.
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.max_threads_per_block
+    }
+
+    /// Its `__shared__` arrays; dynamic shared memory comes on top, chosen at launch.
+    pub fn static_smem_bytes(&self) -> u32 {
+        self.static_smem_bytes
+    }
+}
+
+impl std::ops::Deref for Kernel {
+    type Target = CudaFunction;
+    fn deref(&self) -> &CudaFunction {
+        &self.function
+    }
 }
 
 /// Embeds the fatbin, report and status that the stage's `build.rs` wrote to `OUT_DIR`.
@@ -29,7 +81,7 @@ macro_rules! include_kernels {
             fatbin: include_bytes!(concat!(env!("OUT_DIR"), "/kernels.fatbin")),
             ptxas_report: include_str!(concat!(env!("OUT_DIR"), "/ptxas-report.txt")),
             status: include_str!(concat!(env!("OUT_DIR"), "/nvcc-status.txt")),
-            modules: std::sync::Mutex::new(Vec::new()),
+            loaded: std::sync::Mutex::new(Vec::new()),
         }
     };
 }
@@ -62,8 +114,9 @@ impl KernelBundle {
         kernel_build::parse_ptxas_report(self.ptxas_report)
     }
 
-    /// Loads the fatbin into `gpu`'s context once and returns the named kernel.
-    pub fn function(&self, gpu: &crate::Gpu, name: &str) -> Result<CudaFunction> {
+    /// Loads the fatbin into `gpu`'s context once and returns the named kernel, looked up
+    /// once per context.
+    pub fn function(&self, gpu: &crate::Gpu, name: &str) -> Result<Kernel> {
         if let Some(reason) = self.not_compiled_reason() {
             return Err(Error::NotCompiled {
                 stage: self.crate_name.to_string(),
@@ -71,24 +124,51 @@ impl KernelBundle {
             });
         }
         let key = Arc::as_ptr(gpu.context()) as usize;
-        let module = {
-            let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-            match modules.iter().find(|(k, _)| *k == key) {
-                Some((_, m)) => m.clone(),
-                None => {
-                    let image = cudarc::nvrtc::Ptx::from_binary(self.fatbin.to_vec());
-                    let m = gpu
-                        .context()
-                        .load_module(image)
-                        .during(format!("loading {}'s fatbin", self.crate_name))?;
-                    modules.push((key, m.clone()));
-                    m
-                }
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        let index = match loaded.iter().position(|l| l.context == key) {
+            Some(i) => i,
+            None => {
+                let image = cudarc::nvrtc::Ptx::from_binary(self.fatbin.to_vec());
+                let module = gpu
+                    .context()
+                    .load_module(image)
+                    .during(format!("loading {}'s fatbin", self.crate_name))?;
+                loaded.push(LoadedModule {
+                    context: key,
+                    module,
+                    kernels: Vec::new(),
+                });
+                loaded.len() - 1
             }
         };
-        module
+        let entry = &mut loaded[index];
+        if let Some(kernel) = entry.kernels.iter().find(|k| k.name() == name) {
+            return Ok(kernel.clone());
+        }
+        let function = entry
+            .module
             .load_function(name)
-            .during(format!("looking up kernel {name} in {}", self.crate_name))
+            .during(format!("looking up kernel {name} in {}", self.crate_name))?;
+        let attribute = |a, what: &str| {
+            function
+                .get_attribute(a)
+                .during(format!("reading kernel {name}'s {what}"))
+                .map(|v| v as u32)
+        };
+        let kernel = Kernel {
+            name: name.into(),
+            max_threads_per_block: attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                "maximum threads per block",
+            )?,
+            static_smem_bytes: attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                "static shared memory",
+            )?,
+            function,
+        };
+        entry.kernels.push(kernel.clone());
+        Ok(kernel)
     }
 }
 

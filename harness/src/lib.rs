@@ -22,7 +22,7 @@ pub mod timing;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;
-pub use kernels::KernelBundle;
+pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
 pub use stage::{LaunchArgs, Stage, StageInfo};

@@ -3,7 +3,9 @@
 use crate::Problem;
 
 /// `struct AttnParams` of `common.cuh`, field for field: every stage's kernels share this
-/// one signature, so the harness launches them all the same way.
+/// one signature, so the harness launches them all the same way. The layout is pinned on
+/// both sides, offset by offset: by `static_assert`s next to the struct in
+/// `stages/include/flashlab/common.cuh` and by this module's `layout_matches_the_c_struct`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AttnParams {
@@ -52,11 +54,35 @@ impl AttnParams {
 mod tests {
     use super::*;
 
+    /// Every offset and the size, the same numbers `common.cuh`'s `static_assert`s pin on
+    /// the C++ side: a field moved on one side only would have every kernel read the wrong
+    /// bytes without any error, so each side fails on its own (nvcc at compile time, this
+    /// test here) rather than relying on the other.
     #[test]
     fn layout_matches_the_c_struct() {
+        use std::mem::offset_of;
+        let offsets = [
+            ("q", offset_of!(AttnParams, q), 0),
+            ("k", offset_of!(AttnParams, k), 8),
+            ("v", offset_of!(AttnParams, v), 16),
+            ("o", offset_of!(AttnParams, o), 24),
+            ("lse", offset_of!(AttnParams, lse), 32),
+            ("scratch", offset_of!(AttnParams, scratch), 40),
+            ("batch", offset_of!(AttnParams, batch), 48),
+            ("heads", offset_of!(AttnParams, heads), 52),
+            ("kv_heads", offset_of!(AttnParams, kv_heads), 56),
+            ("seqlen_q", offset_of!(AttnParams, seqlen_q), 60),
+            ("seqlen_k", offset_of!(AttnParams, seqlen_k), 64),
+            ("head_dim", offset_of!(AttnParams, head_dim), 68),
+            ("causal", offset_of!(AttnParams, causal), 72),
+            ("scale", offset_of!(AttnParams, scale), 76),
+            ("scale_log2", offset_of!(AttnParams, scale_log2), 80),
+        ];
+        for (field, got, want) in offsets {
+            assert_eq!(got, want, "offset of AttnParams::{field}");
+        }
         // Six 8-byte pointers, seven ints and two floats: 84 bytes, padded to 88.
         assert_eq!(std::mem::size_of::<AttnParams>(), 88);
-        assert_eq!(std::mem::offset_of!(AttnParams, batch), 48);
-        assert_eq!(std::mem::offset_of!(AttnParams, scale_log2), 80);
+        assert_eq!(std::mem::align_of::<AttnParams>(), 8);
     }
 }

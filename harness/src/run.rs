@@ -3,7 +3,7 @@
 use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
-use crate::timing::{Timing, tflops, time};
+use crate::timing::{Timing, TimingProtocol, tflops, time};
 use crate::{AttnParams, Error, Gpu, LaunchArgs, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use serde::Serialize;
@@ -13,7 +13,8 @@ pub struct RunOptions {
     /// Input seed; `None` draws a fresh one (printed, so a failure can be replayed).
     pub seed: Option<u64>,
     pub check: bool,
-    pub time: bool,
+    /// How to time the stage; `None` does not time it.
+    pub timing: Option<TimingProtocol>,
     /// Reshapes the random inputs before the run (`inputs::steep_score_jump`, say), for
     /// tests of input-dependent paths; `None` for the plain normal inputs.
     pub adjust_inputs: Option<fn(&Problem, &mut HostInputs)>,
@@ -24,7 +25,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: None,
             check: true,
-            time: true,
+            timing: Some(TimingProtocol::Gated),
             adjust_inputs: None,
         }
     }
@@ -65,32 +66,50 @@ pub fn run_stage(
         adjust(problem, &mut inputs);
     }
     let scratch_elements = stage.scratch_elements(problem).max(1);
-    let needed = 2 * (problem.q_elements() + problem.kv_elements()) * 2
-        + (problem.lse_elements() + scratch_elements) * 4;
-    let (free, _) = gpu.context().mem_get_info().during("reading free memory")?;
+    let (q_bytes, kv_bytes) = (problem.q_elements() * 2, problem.kv_elements() * 2);
+    let (lse_bytes, scratch_bytes) = (problem.lse_elements() * 4, scratch_elements * 4);
+    let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes;
+    // Asked before allocating, so the error gives the whole run's need, not the one
+    // buffer that happened not to fit.
+    let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
     if needed > free {
-        return Err(Error::InvalidProblem(format!(
-            "stage {} needs {:.1} GiB of GPU memory for this problem (its workspace alone is {:.1} GiB); {:.1} GiB is free",
-            info.label(),
-            gib(needed),
-            gib(scratch_elements * 4),
-            gib(free)
-        )));
+        return Err(Error::OutOfMemory {
+            during: format!(
+                "for stage {} on {problem} (its workspace alone is {:.2} GiB)",
+                info.label(),
+                scratch_bytes as f64 / (1u64 << 30) as f64
+            ),
+            requested_bytes: needed,
+            free_bytes: Some(free),
+            total_bytes: Some(total),
+        });
     }
 
     let stream = gpu.stream();
-    let upload = |host: &[u16]| stream.clone_htod(host).during("copying inputs to the GPU");
-    let (q, k, v) = (upload(&inputs.q)?, upload(&inputs.k)?, upload(&inputs.v)?);
+    let upload = |host: &[u16], what: &str| {
+        stream.clone_htod(host).allocating(
+            gpu,
+            host.len() * 2,
+            format!("copying {what} to the GPU"),
+        )
+    };
+    let (q, k, v) = (
+        upload(&inputs.q, "Q")?,
+        upload(&inputs.k, "K")?,
+        upload(&inputs.v, "V")?,
+    );
     let nan_bits = problem.dtype.to_bits(f32::NAN);
     let o: CudaSlice<u16> = stream
         .clone_htod(&vec![nan_bits; problem.q_elements()])
-        .during("poisoning O")?;
+        .allocating(gpu, q_bytes, "poisoning O")?;
     let lse: CudaSlice<f32> = stream
         .clone_htod(&vec![f32::NAN; problem.lse_elements()])
-        .during("poisoning LSE")?;
-    let scratch: CudaSlice<f32> = stream
-        .alloc_zeros(scratch_elements)
-        .during("allocating the workspace")?;
+        .allocating(gpu, lse_bytes, "poisoning LSE")?;
+    let scratch: CudaSlice<f32> = stream.alloc_zeros(scratch_elements).allocating(
+        gpu,
+        scratch_bytes,
+        "allocating the workspace",
+    )?;
 
     let args = {
         let ptr = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
@@ -116,12 +135,13 @@ pub fn run_stage(
         .check
         .then(|| check_outputs(problem, &inputs, &o_host, &lse_host));
 
-    let timing = if opts.time {
-        let t = time(gpu, || stage.launch(gpu, &args))?;
-        gpu.synchronize(&format!("timing stage {}", info.label()))?;
-        Some(t)
-    } else {
-        None
+    let timing = match opts.timing {
+        Some(protocol) => {
+            let t = time(gpu, protocol, || stage.launch(gpu, &args))?;
+            gpu.synchronize(&format!("timing stage {}", info.label()))?;
+            Some(t)
+        }
+        None => None,
     };
     let report = RunReport {
         stage: info.number,
@@ -142,8 +162,4 @@ pub fn run_stage(
             lse: lse_host,
         },
     ))
-}
-
-fn gib(bytes: usize) -> f64 {
-    bytes as f64 / (1u64 << 30) as f64
 }

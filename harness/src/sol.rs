@@ -8,7 +8,7 @@
 //! the rate at which cp.async moves tiles from L2 into shared memory.
 
 use crate::error::CudaContext as _;
-use crate::timing::{tflops, time};
+use crate::timing::{TimingProtocol, tflops, time};
 use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
 use cudarc::driver::sys::CUfunction_attribute;
@@ -41,16 +41,22 @@ pub static KERNELS: crate::KernelBundle = crate::include_kernels!();
 pub const COPY_BYTES: usize = 1 << 30;
 pub const GEMM_SIZE: usize = 8192;
 
-pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
+/// Measures every ceiling, each timed under `protocol`.
+pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     let stream = gpu.stream();
     let n = COPY_BYTES / 4;
     let host: Vec<u32> = random_u16(n).into_iter().map(u32::from).collect();
-    let src = stream.clone_htod(&host).during("allocating copy source")?;
-    let mut dst = stream
-        .alloc_zeros::<u32>(n)
-        .during("allocating copy destination")?;
+    let src =
+        stream
+            .clone_htod(&host)
+            .allocating(gpu, COPY_BYTES, "allocating the copy's source")?;
+    let mut dst = stream.alloc_zeros::<u32>(n).allocating(
+        gpu,
+        COPY_BYTES,
+        "allocating the copy's destination",
+    )?;
     // ANCHOR: copy
-    let copy = time(gpu, || {
+    let copy = time(gpu, protocol, || {
         stream
             .memcpy_dtod(&src, &mut dst)
             .during("device-to-device copy")
@@ -61,14 +67,18 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
 
     // SAFETY: only probes whether the library can be loaded.
     let (gemm_tflops, gemm_skipped) = if unsafe { cudarc::cublas::sys::is_culib_present() } {
-        (Some(gemm_bf16(gpu)?), None)
+        (Some(gemm_bf16(gpu, protocol)?), None)
     } else {
         (None, Some("libcublas was not found (install the CUDA toolkit or put libcublas on LD_LIBRARY_PATH)".to_string()))
     };
     let (mma_sync_tflops, l2_to_smem_tb_per_s, ceilings_skipped) =
         match KERNELS.not_compiled_reason() {
             Some(why) => (None, None, Some(why)),
-            None => (Some(mma_sync(gpu)?), Some(l2_to_smem(gpu)?), None),
+            None => (
+                Some(mma_sync(gpu, protocol)?),
+                Some(l2_to_smem(gpu, protocol)?),
+                None,
+            ),
         };
     Ok(SpeedOfLight {
         copy_gb_per_s,
@@ -86,7 +96,7 @@ pub fn measure(gpu: &Gpu) -> Result<SpeedOfLight> {
 /// 16 warps per SM (4 per scheduler), 8 independent accumulators each: enough that the
 /// tensor pipe, not latency, sets the rate (measured on an H200: 1 warp per scheduler
 /// reaches about 90% of this, 2 warps 98%).
-fn mma_sync(gpu: &Gpu) -> Result<f64> {
+fn mma_sync(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const THREADS: u32 = 512;
     const ILP: f64 = 8.0;
     const ITERS: i32 = 8192;
@@ -95,13 +105,17 @@ fn mma_sync(gpu: &Gpu) -> Result<f64> {
     let blocks = gpu.multiprocessors;
     let mut out = stream
         .alloc_zeros::<f32>((blocks * THREADS) as usize)
-        .during("allocating the mma.sync ceiling's output")?;
+        .allocating(
+            gpu,
+            (blocks * THREADS) as usize * 4,
+            "allocating the mma.sync ceiling's output",
+        )?;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         let mut b = stream.launch_builder(&func);
         b.arg(&mut out).arg(&ITERS);
         // SAFETY: the kernel takes (float*, int) and writes one float per thread of `out`.
@@ -118,7 +132,7 @@ fn mma_sync(gpu: &Gpu) -> Result<f64> {
 
 /// One 256-thread block per SM streaming 32 KiB tiles through a 2-slot ring, as stage 5
 /// does, from a 16 MiB buffer (less than any sm_80+ L2 of 40 MiB and more).
-fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
+fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const SRC_BYTES: usize = 16 << 20;
     const TILES: i32 = 2000;
     const SMEM: u32 = 2 * 32768;
@@ -133,12 +147,15 @@ fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
         .into_iter()
         .map(u32::from)
         .collect();
-    let src = stream
-        .clone_htod(&host)
-        .during("allocating the L2 ceiling's source")?;
-    let mut sink = stream
-        .alloc_zeros::<i32>(1)
-        .during("allocating the L2 ceiling's sink")?;
+    let src = stream.clone_htod(&host).allocating(
+        gpu,
+        SRC_BYTES,
+        "allocating the L2 ceiling's source",
+    )?;
+    let mut sink =
+        stream
+            .alloc_zeros::<i32>(1)
+            .allocating(gpu, 4, "allocating the L2 ceiling's sink")?;
     let chunks = (SRC_BYTES / 16) as i64;
     let blocks = gpu.multiprocessors;
     let cfg = LaunchConfig {
@@ -146,7 +163,7 @@ fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
         block_dim: (256, 1, 1),
         shared_mem_bytes: SMEM,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         let mut b = stream.launch_builder(&func);
         b.arg(&src).arg(&chunks).arg(&TILES).arg(&mut sink);
         // SAFETY: (const int4*, long long, int, int*): `src` holds `chunks` 16-byte chunks.
@@ -157,7 +174,7 @@ fn l2_to_smem(gpu: &Gpu) -> Result<f64> {
     Ok(bytes / (t.median_ms * 1e-3) / 1e12)
 }
 
-fn gemm_bf16(gpu: &Gpu) -> Result<f64> {
+fn gemm_bf16(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     let stream = gpu.stream();
     let n = GEMM_SIZE;
     // Random data, not zeros: a product of zeros runs measurably faster (less toggling).
@@ -166,11 +183,18 @@ fn gemm_bf16(gpu: &Gpu) -> Result<f64> {
         .iter()
         .map(|&b| half::bf16::from_f32((b as f32 / 65535.0) - 0.5))
         .collect();
-    let a = stream.clone_htod(&host).during("allocating GEMM inputs")?;
-    let b = stream.clone_htod(&host).during("allocating GEMM inputs")?;
-    let mut c = stream
-        .alloc_zeros::<half::bf16>(n * n)
-        .during("allocating GEMM output")?;
+    let bytes = n * n * 2;
+    let a = stream
+        .clone_htod(&host)
+        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
+    let b = stream
+        .clone_htod(&host)
+        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
+    let mut c = stream.alloc_zeros::<half::bf16>(n * n).allocating(
+        gpu,
+        bytes,
+        "allocating the GEMM's output",
+    )?;
     let blas = CudaBlas::new(stream.clone()).map_err(|e| Error::Cublas(e.to_string()))?;
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_N,
@@ -184,7 +208,7 @@ fn gemm_bf16(gpu: &Gpu) -> Result<f64> {
         beta: half::bf16::ZERO,
         ldc: n as i32,
     };
-    let t = time(gpu, || {
+    let t = time(gpu, protocol, || {
         // SAFETY: a, b and c are n x n, matching the configuration.
         unsafe { blas.gemm(cfg, &a, &b, &mut c) }.map_err(|e| Error::Cublas(e.to_string()))
     })?;

@@ -92,7 +92,7 @@ fn assert_stage_on(
         let opts = RunOptions {
             seed: None,
             check: true,
-            time: false,
+            timing: None,
             adjust_inputs: adjust,
         };
         match run_stage(stage, &gpu, &problem, &opts) {
@@ -115,6 +115,18 @@ fn assert_stage_on(
         stage.info().label(),
         failures.join("\n")
     );
+}
+
+/// Says that the running test could not check what it is for, and why, where a run of
+/// `cargo test` shows it: straight to the process's stderr, past libtest's capture (which
+/// prints a passing test's output only under `--nocapture`). The caller then returns, so
+/// the test reports `ok`, and this line beside it tells that nothing was checked.
+pub fn skip(reason: impl std::fmt::Display) {
+    use std::io::Write as _;
+    let thread = std::thread::current();
+    // libtest names each test's thread after the test (except with one test thread).
+    let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
 }
 
 /// One `#[ignore]`d GPU test per (dtype, head dim, causal) for a stage.

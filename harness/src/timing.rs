@@ -7,6 +7,7 @@ use crate::{Gpu, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use serde::Serialize;
+use std::fmt;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Timing {
@@ -14,6 +15,63 @@ pub struct Timing {
     pub min_ms: f64,
     pub max_ms: f64,
     pub iterations: usize,
+    pub protocol: TimingProtocol,
+}
+
+/// How the timed launches are queued. The gate is the protocol of every run of record;
+/// the ungated one is kept to measure what the gate changes (the book's Results chapter,
+/// `bench/results/record/gate/`), and `bench/baselines.py --timing` takes the same names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimingProtocol {
+    /// Every timed launch queued behind the gate before the first runs, so each event
+    /// pair times the GPU's work alone.
+    #[default]
+    Gated,
+    /// Each timed launch on an idle stream: the host's time to launch it is timed too.
+    Ungated,
+}
+
+impl TimingProtocol {
+    pub const ALL: [TimingProtocol; 2] = [TimingProtocol::Gated, TimingProtocol::Ungated];
+
+    /// The name the command line, the JSON and `bench/baselines.py` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimingProtocol::Gated => "gated",
+            TimingProtocol::Ungated => "ungated",
+        }
+    }
+
+    /// The protocol in words, for reports that record how they were timed.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TimingProtocol::Gated => {
+                "the timed launches queued behind a gate kernel, so each event pair times the GPU's work alone"
+            }
+            TimingProtocol::Ungated => {
+                "each timed launch on an idle stream, the host's launch time included"
+            }
+        }
+    }
+}
+
+impl fmt::Display for TimingProtocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for TimingProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        TimingProtocol::ALL
+            .into_iter()
+            .find(|p| p.name() == s.trim().to_ascii_lowercase())
+            .ok_or_else(|| {
+                format!("unknown timing protocol `{s}`; flashlab supports gated and ungated")
+            })
+    }
 }
 
 /// How long to spend: warm-up until `WARMUP_MS` of work has run (module load, clocks
@@ -27,15 +85,19 @@ pub const MAX_ITERS: usize = 200;
 /// queue one (a few microseconds to tens), so every launch is queued before the first runs.
 pub const GATE_US_PER_LAUNCH: i64 = 200;
 
-/// Times `launch` (which queues work on `gpu`'s stream) and returns the median of
-/// per-launch event timings.
+/// Times `launch` (which queues work on `gpu`'s stream) under `protocol` and returns the
+/// median of per-launch event timings.
 ///
 /// Why the gate: recorded on an idle stream, a start event completes at once, and the GPU
 /// then waits for the host to launch the kernel: that wait, microseconds (tens, for a
 /// Python framework), would be timed as the kernel's. Behind the gate, launch i starts
 /// when launch i-1 ends, and its event pair times it alone. PyTorch's baselines are timed
 /// the same way (`bench/baselines.py`), so the two sides compare GPU time with GPU time.
-pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing> {
+pub fn time(
+    gpu: &Gpu,
+    protocol: TimingProtocol,
+    mut launch: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
     let ctx = gpu.context();
     // Timing needs events created with CU_EVENT_DEFAULT; cudarc's default disables timing.
     let event = || {
@@ -65,11 +127,11 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
     }
     let iterations = ((TARGET_MS / first.max(1e-3)) as usize).clamp(MIN_ITERS, MAX_ITERS);
 
-    if ungated() {
+    if protocol == TimingProtocol::Ungated {
         let samples = (0..iterations)
             .map(|_| time_one(&mut launch))
             .collect::<Result<Vec<_>>>()?;
-        return Ok(summarize(samples));
+        return Ok(summarize(samples, protocol));
     }
     let pairs = (0..iterations)
         .map(|_| Ok((event()?, event()?)))
@@ -85,15 +147,7 @@ pub fn time(gpu: &Gpu, mut launch: impl FnMut() -> Result<()>) -> Result<Timing>
         .iter()
         .map(|(start, stop)| Ok(start.elapsed_ms(stop).during("reading an event timer")? as f64))
         .collect::<Result<Vec<_>>>()?;
-    Ok(summarize(samples))
-}
-
-/// `FLASHLAB_TIMING=ungated`: the protocol before the gate, each timed launch on an idle
-/// stream, host launch time included. Kept to measure what the gate changes (the book's
-/// Results chapter, `bench/results/record/gate/`); `bench/baselines.py` reads the same
-/// variable.
-fn ungated() -> bool {
-    std::env::var("FLASHLAB_TIMING").is_ok_and(|v| v.trim() == "ungated")
+    Ok(summarize(samples, protocol))
 }
 
 /// Holds `gpu`'s stream for `us` microseconds (`harness/kernels/spin.cu`). Without the
@@ -114,7 +168,7 @@ fn gate(gpu: &Gpu, us: i64) -> Result<()> {
     Ok(())
 }
 
-fn summarize(mut samples: Vec<f64>) -> Timing {
+fn summarize(mut samples: Vec<f64>, protocol: TimingProtocol) -> Timing {
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
     let median = if n % 2 == 1 {
@@ -127,6 +181,7 @@ fn summarize(mut samples: Vec<f64>) -> Timing {
         min_ms: samples[0],
         max_ms: samples[n - 1],
         iterations: n,
+        protocol,
     }
 }
 
@@ -141,12 +196,25 @@ mod tests {
 
     #[test]
     fn median_of_odd_and_even_counts() {
-        let t = summarize(vec![5.0, 1.0, 3.0]);
+        let t = summarize(vec![5.0, 1.0, 3.0], TimingProtocol::Gated);
         assert_eq!(
             (t.median_ms, t.min_ms, t.max_ms, t.iterations),
             (3.0, 1.0, 5.0, 3)
         );
-        assert_eq!(summarize(vec![4.0, 1.0, 3.0, 2.0]).median_ms, 2.5);
+        let even = summarize(vec![4.0, 1.0, 3.0, 2.0], TimingProtocol::Ungated);
+        assert_eq!(even.median_ms, 2.5);
+        assert_eq!(even.protocol, TimingProtocol::Ungated);
+    }
+
+    #[test]
+    fn protocols_parse_by_the_names_they_print() {
+        for p in TimingProtocol::ALL {
+            assert_eq!(p.name().parse::<TimingProtocol>(), Ok(p));
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
+        }
+        assert_eq!(TimingProtocol::default(), TimingProtocol::Gated);
+        let err = "async".parse::<TimingProtocol>().unwrap_err();
+        assert!(err.contains("gated and ungated"), "{err}");
     }
 
     #[test]

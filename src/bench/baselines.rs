@@ -1,9 +1,10 @@
 //! The baselines: `bench/baselines.py` (embedded in the binary, so the GPU bundle needs no
 //! extra file) run with python3 and torch, its JSON Lines read back as bench rows.
 
-use super::Ctx as _;
 use super::{Progress, Row, RowKind, Shape};
+use anyhow::Context as _;
 use anyhow::{Result, bail};
+use harness::timing::TimingProtocol;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -60,19 +61,24 @@ fn last_line(text: &str) -> Option<&str> {
     text.lines().map(str::trim).rfind(|l| !l.is_empty())
 }
 
-/// Runs the script on `shapes`; returns what it reported about its environment and its
-/// rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one convention for all).
-pub fn run(python: &Python, shapes: &[Shape]) -> Result<(serde_json::Value, Vec<Row>)> {
+/// Runs the script on `shapes`, timed under `timing`; returns what it reported about its
+/// environment and its rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one
+/// convention for all).
+pub fn run(
+    python: &Python,
+    shapes: &[Shape],
+    timing: TimingProtocol,
+) -> Result<(serde_json::Value, Vec<Row>)> {
     let dir = std::env::temp_dir().join(format!("flashlab-baselines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).ctx(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let shapes_path = dir.join("shapes.json");
     std::fs::write(&shapes_path, serde_json::to_string(shapes)?)
-        .ctx(|| format!("writing {}", shapes_path.display()))?;
+        .with_context(|| format!("writing {}", shapes_path.display()))?;
     let script = match &python.script {
         Some(p) => p.clone(),
         None => {
             let p = dir.join("baselines.py");
-            std::fs::write(&p, SCRIPT).ctx(|| format!("writing {}", p.display()))?;
+            std::fs::write(&p, SCRIPT).with_context(|| format!("writing {}", p.display()))?;
             p
         }
     };
@@ -89,22 +95,23 @@ pub fn run(python: &Python, shapes: &[Shape]) -> Result<(serde_json::Value, Vec<
         .arg("--shapes-json")
         .arg(&shapes_path)
         .args(["--device", &device])
+        .args(["--timing", timing.name()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .ctx(|| format!("starting {}", python.exe))?;
+        .with_context(|| format!("starting {}", python.exe))?;
 
     // Collect stderr on a thread (torch may warn a lot) so neither pipe can fill up.
-    let mut stderr = child.stderr.take().ctx(|| "python's stderr")?;
+    let mut stderr = child.stderr.take().context("python's stderr")?;
     let stderr_thread = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = stderr.read_to_string(&mut s);
         s
     });
-    let stdout = child.stdout.take().ctx(|| "python's stdout")?;
+    let stdout = child.stdout.take().context("python's stdout")?;
     let (env, rows) = read_lines(BufReader::new(stdout));
-    let status = child.wait().ctx(|| "waiting for python")?;
+    let status = child.wait().context("waiting for python")?;
     let stderr = stderr_thread.join().unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
     if !status.success() {
@@ -158,6 +165,6 @@ pub fn read_lines(reader: impl BufRead) -> (Result<serde_json::Value>, Vec<Row>)
     if let Some(p) = &progress {
         p.done();
     }
-    let meta = meta.ctx(|| "bench/baselines.py printed no meta line (did it start?)");
+    let meta = meta.context("bench/baselines.py printed no meta line (did it start?)");
     (meta, rows)
 }

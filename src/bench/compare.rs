@@ -5,6 +5,7 @@
 use crate::stages::find;
 use anyhow::Result;
 use harness::run::{RunOptions, RunReport, run_stage};
+use harness::timing::TimingProtocol;
 use harness::{Gpu, KernelResources, Problem, Stage};
 use serde::Serialize;
 
@@ -84,8 +85,14 @@ pub struct Comparison {
     pub speedup_b_over_a: Option<f64>,
 }
 
-/// Runs both stages on the same problem and inputs.
-pub fn compare(a: u32, b: u32, problem: &Problem, seed: u64) -> Result<Comparison> {
+/// Runs both stages on the same problem and inputs, timed under `timing`.
+pub fn compare(
+    a: u32,
+    b: u32,
+    problem: &Problem,
+    seed: u64,
+    timing: TimingProtocol,
+) -> Result<Comparison> {
     let (sa, sb) = (
         find(a).map_err(anyhow::Error::msg)?,
         find(b).map_err(anyhow::Error::msg)?,
@@ -97,7 +104,7 @@ pub fn compare(a: u32, b: u32, problem: &Problem, seed: u64) -> Result<Compariso
     let opts = RunOptions {
         seed: Some(seed),
         check: true,
-        time: true,
+        timing: Some(timing),
         adjust_inputs: None,
     };
     let mut archs: Vec<String> = [sa, sb]
@@ -149,7 +156,10 @@ pub fn render(c: &Comparison) -> String {
         s.report
             .timing
             .as_ref()
-            .map(|t| format!("{:.4} ms", t.median_ms))
+            .map(|t| match t.protocol {
+                TimingProtocol::Gated => format!("{:.4} ms", t.median_ms),
+                TimingProtocol::Ungated => format!("{:.4} ms ungated", t.median_ms),
+            })
             .unwrap_or_else(|| "-".into())
     });
     row("TFLOPS", &|s| {

@@ -12,8 +12,9 @@ pub mod compare;
 pub mod plots;
 
 use crate::stages::STAGES;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use harness::run::{RunOptions, run_stage};
+use harness::timing::TimingProtocol;
 use harness::{DType, Gpu, Problem, Stage};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -39,24 +40,6 @@ pub const DEFAULT_SEED: u64 = 0x5eed_f1a5;
 /// Version of the JSON layout below; bump it when a field changes meaning.
 pub const SCHEMA: u32 = 1;
 
-/// `.ctx(|| "reading x")`: like anyhow's `with_context`, but the message keeps the cause
-/// (`main` prints only the outermost message of an error).
-pub(crate) trait Ctx<T> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T>;
-}
-
-impl<T, E: std::fmt::Display> Ctx<T> for std::result::Result<T, E> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T> {
-        self.map_err(|e| anyhow!("{}: {e:#}", what()))
-    }
-}
-
-impl<T> Ctx<T> for Option<T> {
-    fn ctx<S: std::fmt::Display>(self, what: impl FnOnce() -> S) -> Result<T> {
-        self.ok_or_else(|| anyhow!("{}", what()))
-    }
-}
-
 /// The git commit the binary was built from (`build.rs`), `-dirty` when the tree had
 /// uncommitted changes, or `unknown` when built outside a repository.
 pub const GIT_COMMIT: &str = env!("FLASHLAB_GIT_COMMIT");
@@ -66,6 +49,19 @@ pub fn shape_rule(tokens: usize, heads: usize) -> String {
     format!(
         "heads = {heads}, batch = max(1, {tokens} / seqlen): batch x heads x seqlen = {} query rows (twice that at seqlens above {tokens}), so short sequences still fill the GPU",
         tokens * heads
+    )
+}
+
+/// How every row was timed, stages and baselines alike (for the JSON header).
+pub fn timing_rule(protocol: TimingProtocol) -> String {
+    format!(
+        "CUDA events around each launch; {} ms of warm-up, then enough launches for about {} ms ({} to {}); the median; {} protocol: {}",
+        harness::timing::WARMUP_MS,
+        harness::timing::TARGET_MS,
+        harness::timing::MIN_ITERS,
+        harness::timing::MAX_ITERS,
+        protocol,
+        protocol.describe()
     )
 }
 
@@ -399,9 +395,10 @@ pub struct BenchResults {
 
 impl BenchResults {
     pub fn read(path: &Path) -> Result<BenchResults> {
-        let text = std::fs::read_to_string(path).ctx(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let results: BenchResults = serde_json::from_str(&text)
-            .ctx(|| format!("{} is not a flashlab bench JSON", path.display()))?;
+            .with_context(|| format!("{} is not a flashlab bench JSON", path.display()))?;
         if results.header.schema != SCHEMA {
             bail!(
                 "{} has schema {}; this flashlab reads schema {SCHEMA}",
@@ -459,10 +456,12 @@ impl BenchResults {
 
     /// Writes `bench.json` and `bench.csv` into `dir`; returns their paths.
     pub fn write(&self, dir: &Path) -> Result<(PathBuf, PathBuf)> {
-        std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let (json, csv) = (dir.join("bench.json"), dir.join("bench.csv"));
-        std::fs::write(&json, self.to_json()?).ctx(|| format!("writing {}", json.display()))?;
-        std::fs::write(&csv, self.to_csv()).ctx(|| format!("writing {}", csv.display()))?;
+        std::fs::write(&json, self.to_json()?)
+            .with_context(|| format!("writing {}", json.display()))?;
+        std::fs::write(&csv, self.to_csv())
+            .with_context(|| format!("writing {}", csv.display()))?;
         Ok((json, csv))
     }
 }
@@ -596,6 +595,8 @@ pub struct BenchConfig {
     pub seed: u64,
     pub max_workspace_gib: f64,
     pub dry_run: bool,
+    /// How every row, the speed of light and the baselines are timed.
+    pub timing: TimingProtocol,
 }
 
 /// The stages a bench runs: those named (each must exist), or the whole table.
@@ -636,7 +637,7 @@ pub fn validate_sweep(sweep: &Sweep) -> Result<()> {
         shape
             .problem()?
             .validate()
-            .ctx(|| format!("shape {}", shape.label()))?;
+            .with_context(|| format!("shape {}", shape.label()))?;
     }
     Ok(())
 }
@@ -740,7 +741,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
     eprintln!(
         "measuring the speed of light (copy bandwidth, cuBLAS bf16 GEMM, mma.sync, L2 to shared memory)..."
     );
-    let sol = harness::sol::measure(&gpu)?;
+    let sol = harness::sol::measure(&gpu, config.timing)?;
     let sol = SpeedOfLight {
         copy_gb_per_s: sol.copy_gb_per_s,
         gemm_tflops: sol.gemm_tflops,
@@ -771,7 +772,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
             let row = Row::new(RowKind::Stage, &name, Some(stage.info().number), shape);
             let row = match plan_row(*stage, shape, config.max_workspace_gib) {
                 Plan::Skip(why) => row.skipped(why),
-                Plan::Run => run_row(*stage, &gpu, shape, config.seed, row),
+                Plan::Run => run_row(*stage, &gpu, shape, config.seed, config.timing, row),
             };
             progress.finish_row(&row);
             rows.push(row);
@@ -791,7 +792,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
             reason: Some(why),
             environment: None,
         },
-        Some(Ok(python)) => match baselines::run(&python, &shapes) {
+        Some(Ok(python)) => match baselines::run(&python, &shapes, config.timing) {
             Ok((env, baseline_rows)) => {
                 rows.extend(baseline_rows);
                 BaselineInfo {
@@ -836,13 +837,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
                 stages: stages.iter().map(|s| s.info().number).collect(),
                 shape_rule: shape_rule(config.sweep.tokens, config.sweep.heads),
                 flop_rule: FLOP_RULE.to_string(),
-                timing_rule: format!(
-                    "CUDA events around each launch; {} ms of warm-up, then enough launches for about {} ms ({} to {}); the median",
-                    harness::timing::WARMUP_MS,
-                    harness::timing::TARGET_MS,
-                    harness::timing::MIN_ITERS,
-                    harness::timing::MAX_ITERS
-                ),
+                timing_rule: timing_rule(config.timing),
                 seed: config.seed,
                 max_workspace_gib: config.max_workspace_gib,
             },
@@ -883,7 +878,14 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
 }
 
 /// Checks and times one stage on one shape.
-fn run_row(stage: &dyn Stage, gpu: &Gpu, shape: &Shape, seed: u64, mut row: Row) -> Row {
+fn run_row(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    shape: &Shape,
+    seed: u64,
+    timing: TimingProtocol,
+    mut row: Row,
+) -> Row {
     let problem = match shape.problem() {
         Ok(p) => p,
         Err(e) => return row.skipped(e.to_string()),
@@ -891,7 +893,7 @@ fn run_row(stage: &dyn Stage, gpu: &Gpu, shape: &Shape, seed: u64, mut row: Row)
     let opts = RunOptions {
         seed: Some(seed),
         check: true,
-        time: true,
+        timing: Some(timing),
         adjust_inputs: None,
     };
     match run_stage(stage, gpu, &problem, &opts) {
@@ -1041,6 +1043,7 @@ impl crate::cli::BenchArgs {
             seed: self.seed.unwrap_or(DEFAULT_SEED),
             max_workspace_gib: self.max_workspace_gib,
             dry_run: self.dry_run,
+            timing: self.timing.timing,
         }
     }
 }

@@ -3,8 +3,8 @@
 //! Only rows that were timed and passed their check are drawn. Output depends on the
 //! JSON alone, so regenerating from a committed run of record gives identical files.
 
-use super::Ctx as _;
 use super::{BenchResults, Row, RowKind};
+use anyhow::Context as _;
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -316,7 +316,7 @@ fn draw_figure(
     }
     root.present()
         .map_err(plot_err)
-        .ctx(|| format!("writing {}", path.display()))?;
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 
@@ -364,7 +364,7 @@ pub fn file_names(head_dims: &[usize]) -> Vec<String> {
 
 /// Writes every figure and the results table into `dir`; returns the paths written.
 pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).ctx(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let rows = &res.rows;
     let x = x_range(rows);
     let dims = distinct(rows.iter().map(|r| r.head_dim));
@@ -487,7 +487,8 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     }
 
     let table = dir.join(RESULTS_TABLE_MD);
-    std::fs::write(&table, results_table(res)).ctx(|| format!("writing {}", table.display()))?;
+    std::fs::write(&table, results_table(res))
+        .with_context(|| format!("writing {}", table.display()))?;
     written.push(table);
     Ok(written)
 }
