@@ -131,7 +131,7 @@ fn bad_input_exits_2_with_a_clear_message() {
             ],
             "32-bit",
         ),
-        (&["stage", "9"], "there is no stage 9"),
+        (&["stage", "99"], "there is no stage 99"),
         // The cause is printed after the context: which file, and why.
         (
             &["plots", "--from", "/nonexistent/bench.json"],
