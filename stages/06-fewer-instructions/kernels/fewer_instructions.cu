@@ -61,7 +61,7 @@ __device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, lon
 // ANCHOR_END: load_tile_async
 
 template <typename T, int D>
-__device__ void lean_attention(const AttnParams& p) {
+__device__ void fewer_instructions_attention(const AttnParams& p) {
     extern __shared__ __align__(128) unsigned char smem[];
     T* q_smem = reinterpret_cast<T*>(smem);       // [BLOCK_Q][D]
     T* k_smem = q_smem + BLOCK_Q * D;             // [NSTAGES][BLOCK_KV][D]
@@ -244,5 +244,5 @@ __device__ void lean_attention(const AttnParams& p) {
 
 }  // namespace flashlab
 
-using flashlab::lean_attention;
-FLASHLAB_EXPORT_ALL(fewer_instructions, lean_attention, flashlab::THREADS)
+using flashlab::fewer_instructions_attention;
+FLASHLAB_EXPORT_ALL(fewer_instructions, fewer_instructions_attention, flashlab::THREADS)

@@ -75,7 +75,7 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
     if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
     const int n_tiles = ceil_div(kv_end, BLOCK_KV);
 
-        // Two commit groups per tile, K then V. Groups are committed even when empty, so the
+    // Two commit groups per tile, K then V. Groups are committed even when empty, so the
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
@@ -84,13 +84,13 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
         if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
-    
-        // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
+
+    // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
     load_tile_async<T, D, BLOCK_Q>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                    p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
-    
+
     // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
     float o_rmem[MT][D / 8][4] = {};
     float row_max[MT][2], row_sum[MT][2];  // row_max in scaled log2 units; row_sum per lane
@@ -113,18 +113,18 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
     };
     // ANCHOR_END: q_frag
 
-        // This lane's ldmatrix row address in a K and a V tile at the first step (n = kk = 0);
+    // This lane's ldmatrix row address in a K and a V tile at the first step (n = kk = 0);
     // later steps are one XOR (columns) or one add (rows) away (smem_tile.cuh).
     const int k_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int v_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
-    
-        for (int t = 0; t < n_tiles; ++t) {
+
+    for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
         // t's K: after it come V_t and the 2 (NSTAGES - 1) groups of the tiles ahead.
         issue_kv(t + NSTAGES - 1);
         cp_async_wait<2 * NSTAGES - 1>();
         __syncthreads();
-                const int kv_start = t * BLOCK_KV;
+        const int kv_start = t * BLOCK_KV;
         const T* k_smem_t = k_smem + (t % NSTAGES) * BLOCK_KV * D;  // this tile's slot
         const T* v_smem_t = v_smem + (t % NSTAGES) * BLOCK_KV * D;
 
@@ -197,9 +197,9 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
             }
         }
 
-                cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
+        cp_async_wait<2 * (NSTAGES - 1)>();  // now V_t too
         __syncthreads();
-        
+
                 // O += P V: each V fragment feeds both m16 tiles.
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
@@ -214,7 +214,7 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
                 }
             }
         }
-                __syncthreads();  // every warp is done with this slot before it is refilled
+        __syncthreads();  // every warp is done with this slot before it is refilled
     }
     cp_async_wait<0>();  // no copy may still be landing when the block exits (no tiles: Q's)
 

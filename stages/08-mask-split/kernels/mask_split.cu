@@ -20,6 +20,7 @@ constexpr int BLOCK_Q = WARPS * 16 * MT;
 constexpr int BLOCK_KV = 64;
 constexpr int NSTAGES = 2;  // ring depth: K/V tiles resident at once
 // ANCHOR_END: tiles
+static_assert(NSTAGES >= 2, "a ring of one slot cannot overlap loads with compute");
 FLASHLAB_SAME_AS_HOST(NSTAGES);
 FLASHLAB_SAME_AS_HOST(WARPS);
 FLASHLAB_SAME_AS_HOST(BLOCK_Q);

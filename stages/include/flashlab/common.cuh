@@ -1,6 +1,6 @@
 // common.cuh: the little every stage shares. One kernel signature (AttnParams), dtype
 // conversions, the constants of the exp2 softmax, and the macro that exports a kernel
-// under the name the Rust harness looks up. Book: "The harness".
+// under the name the Rust harness looks up. Book: "Introduction", "How to run it".
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>

@@ -1,4 +1,4 @@
-// mma.cuh: the tensor-core and async-copy instructions of stages 3-5 as inline PTX, one
+// mma.cuh: the tensor-core and async-copy instructions of stages 3-9 as inline PTX, one
 // small wrapper each. Where each element lands is in fragments.cuh; the book's "A GPU
 // primer: tensor cores" and "Stage 3: tensor cores" walk through both.
 #pragma once
@@ -68,7 +68,7 @@ __device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
     return *reinterpret_cast<uint32_t*>(&v);
 }
 
-// Two 1.0s packed as T: the B fragment that turns an mma into row sums (stage 5: P times ones).
+// Two 1.0s packed as T: the B fragment that turns an mma into row sums (stage 9: P times ones).
 template <typename T>
 __device__ __forceinline__ constexpr uint32_t ones2();
 template <>

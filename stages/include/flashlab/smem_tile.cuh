@@ -43,7 +43,7 @@ FL_HOST_DEVICE int tile_offset_swizzled(int row, int col) {
 //     tile_offset_swizzled(row, c0 + 16 * kk) == tile_offset_swizzled(row, c0) ^ (16 * kk)
 // and moving down 8 rows leaves row % 8, hence the XOR, unchanged:
 //     tile_offset_swizzled(row + 8 * n, col) == tile_offset_swizzled(row, col) + 8 * n * D.
-// A kernel computes one offset per lane and then steps with one XOR or one add (stage 5).
+// A kernel computes one offset per lane and then steps with one XOR or one add (stage 6 on).
 // One refinement: a lane's starting column is 0 or 8, so bit 6 of its offset (columns
 // 64..127, which the swizzle leaves alone) is 0, and XOR-ing that bit is adding 64. Written
 // as an add, the compiler folds it into the load's immediate offset: only the XOR of bits
