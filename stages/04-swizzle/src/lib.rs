@@ -33,13 +33,13 @@ impl Stage for Swizzle {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
         // Q, K and V tiles, 2-byte elements.
-        let smem = (BLOCK_Q + 2 * BLOCK_KV) * p.head_dim as u32 * 2;
+        let smem = (BLOCK_Q + 2 * BLOCK_KV) * p.shape.head_dim as u32 * 2;
         let grid = (
-            (p.seqlen_q as u32).div_ceil(BLOCK_Q),
-            p.heads as u32,
-            p.batch as u32,
+            (p.shape.seqlen_q as u32).div_ceil(BLOCK_Q),
+            p.shape.heads as u32,
+            p.shape.batch as u32,
         );
-        let function = KERNELS.function(gpu, &kernel_name("swizzle", p.dtype, p.head_dim))?;
+        let function = KERNELS.function(gpu, &kernel_name("swizzle", p.dtype, p.shape.head_dim))?;
         gpu.launch(&function, grid, (WARPS * 32, 1, 1), smem, &args.params)
     }
 }
