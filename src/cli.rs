@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use harness::timing::TimingProtocol;
 use harness::{DType, Problem};
+use reference::Shape;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -238,12 +239,16 @@ pub struct ShapeArgs {
 impl ShapeArgs {
     pub fn problem(&self) -> Problem {
         Problem {
-            batch: self.batch,
-            heads: self.heads,
-            kv_heads: self.kv_heads.unwrap_or(self.heads),
-            seqlen_q: self.seqlen_q.unwrap_or(self.seqlen),
-            seqlen_k: self.seqlen_k.unwrap_or(self.seqlen),
-            head_dim: self.dim,
+            // A literal, not `Shape::new`, which panics: `Problem::validate` says what is
+            // wrong with bad flags.
+            shape: Shape {
+                batch: self.batch,
+                heads: self.heads,
+                kv_heads: self.kv_heads.unwrap_or(self.heads),
+                seqlen_q: self.seqlen_q.unwrap_or(self.seqlen),
+                seqlen_k: self.seqlen_k.unwrap_or(self.seqlen),
+                head_dim: self.dim,
+            },
             causal: self.causal,
             dtype: self.dtype,
             scale: self.scale,

@@ -10,8 +10,18 @@ use std::path::Path;
 /// float32 exactly, and numpy has no bf16, so float32 is the honest common format.
 pub fn save_npy(dir: &Path, p: &Problem, out: &Outputs) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let q_shape = [p.batch, p.seqlen_q, p.heads, p.head_dim];
-    let kv_shape = [p.batch, p.seqlen_k, p.kv_heads, p.head_dim];
+    let q_shape = [
+        p.shape.batch,
+        p.shape.seqlen_q,
+        p.shape.heads,
+        p.shape.head_dim,
+    ];
+    let kv_shape = [
+        p.shape.batch,
+        p.shape.seqlen_k,
+        p.shape.kv_heads,
+        p.shape.head_dim,
+    ];
     let widen = |bits: &[u16]| -> Vec<f32> { bits.iter().map(|&b| p.dtype.from_bits(b)).collect() };
     write(&dir.join("q.npy"), &q_shape, &widen(&out.inputs.q))?;
     write(&dir.join("k.npy"), &kv_shape, &widen(&out.inputs.k))?;
@@ -19,7 +29,7 @@ pub fn save_npy(dir: &Path, p: &Problem, out: &Outputs) -> Result<()> {
     write(&dir.join("o.npy"), &q_shape, &widen(&out.o))?;
     write(
         &dir.join("lse.npy"),
-        &[p.batch, p.heads, p.seqlen_q],
+        &[p.shape.batch, p.shape.heads, p.shape.seqlen_q],
         &out.lse,
     )?;
     Ok(())
@@ -56,8 +66,8 @@ mod tests {
         let p = Problem::new(1, 1, 2, 4);
         let out = Outputs {
             inputs: HostInputs::generate(&p, 1),
-            o: vec![0; p.q_elements()],
-            lse: vec![0.0; p.lse_elements()],
+            o: vec![0; p.shape.q_len()],
+            lse: vec![0.0; p.shape.lse_len()],
         };
         let err = save_npy(&dir, &p, &out).unwrap_err();
         let o_path = dir.join("o.npy");

@@ -277,7 +277,13 @@ fn stage_kernel_code(n: u32) -> Vec<String> {
     files.sort();
     files
         .iter()
-        .flat_map(|f| fs::read_to_string(f).unwrap().lines().map(str::to_string).collect::<Vec<_>>())
+        .flat_map(|f| {
+            fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
         .filter(|l| !l.trim_start().starts_with("//"))
         .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
         .collect()
@@ -307,7 +313,12 @@ fn neighbouring_stages_differ_by_one_idea() {
             .iter_all_changes()
             .filter(|c| c.tag() != similar::ChangeTag::Equal)
             .count();
-        assert!(changed > 0, "stages {} and {} have the same kernel", pair[0], pair[1]);
+        assert!(
+            changed > 0,
+            "stages {} and {} have the same kernel",
+            pair[0],
+            pair[1]
+        );
         if changed > ONE_IDEA_LINES {
             problems.push(format!(
                 "stage {} -> {}: {changed} changed lines (at most {ONE_IDEA_LINES})",

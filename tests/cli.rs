@@ -17,7 +17,12 @@ fn stage_defaults_are_the_issue_shape() {
     let p = args.shape.problem();
     assert_eq!(
         (
-            p.batch, p.heads, p.kv_heads, p.seqlen_q, p.seqlen_k, p.head_dim
+            p.shape.batch,
+            p.shape.heads,
+            p.shape.kv_heads,
+            p.shape.seqlen_q,
+            p.shape.seqlen_k,
+            p.shape.head_dim
         ),
         (1, 16, 16, 4096, 4096, 128)
     );
@@ -51,7 +56,12 @@ fn shape_flags_override_each_part() {
     };
     let p = args.shape.problem();
     assert_eq!(
-        (p.seqlen_q, p.seqlen_k, p.kv_heads, p.head_dim),
+        (
+            p.shape.seqlen_q,
+            p.shape.seqlen_k,
+            p.shape.kv_heads,
+            p.shape.head_dim
+        ),
         (100, 300, 4, 64)
     );
     assert!(p.causal && args.json);

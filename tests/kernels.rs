@@ -8,21 +8,20 @@
 //! having checked nothing.
 
 use flashlab::stages::STAGES;
-use harness::KernelBundle;
 use harness::kernels::kernels_by_arch;
 use harness::testing::skip;
+use harness::{KernelBundle, KernelResources, Stage};
 
 fn required() -> bool {
     std::env::var_os("FLASHLAB_REQUIRE_KERNELS").is_some()
 }
 
-/// The ptxas report of `bundle` when it was compiled. When it was not, fails under
-/// `FLASHLAB_REQUIRE_KERNELS` and otherwise reports the skip and returns `None`.
-fn compiled(what: &str, bundle: &KernelBundle) -> Option<Vec<harness::KernelResources>> {
+/// Why `bundle` has no kernels, or its ptxas report. A missing compile fails under
+/// `FLASHLAB_REQUIRE_KERNELS`.
+fn resources(what: &str, bundle: &KernelBundle) -> Result<Vec<KernelResources>, String> {
     if let Some(reason) = bundle.not_compiled_reason() {
         assert!(!required(), "{what} was built without kernels: {reason}");
-        skip(format!("{what}'s kernels were not compiled: {reason}"));
-        return None;
+        return Err(reason);
     }
     let resources = bundle.resources();
     // An empty or unreadable report would let every check below pass without a kernel.
@@ -31,23 +30,44 @@ fn compiled(what: &str, bundle: &KernelBundle) -> Option<Vec<harness::KernelReso
         "{what} was compiled, but its ptxas report lists no kernel:\n{}",
         bundle.ptxas_report
     );
-    Some(resources)
+    Ok(resources)
+}
+
+/// The stages whose kernels were compiled, with their ptxas reports; the others are
+/// reported in one `SKIPPED` line.
+fn compiled_stages() -> Vec<(&'static dyn Stage, Vec<KernelResources>)> {
+    let mut compiled = Vec::new();
+    let mut missing = Vec::new();
+    for &stage in STAGES {
+        let info = stage.info();
+        match resources(&format!("stage {}", info.label()), info.kernels) {
+            Ok(r) => compiled.push((stage, r)),
+            Err(reason) => missing.push((info.number.to_string(), reason)),
+        }
+    }
+    if let Some((_, reason)) = missing.first() {
+        let numbers: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+        skip(format!(
+            "the kernels of stage(s) {} were not compiled: {reason}",
+            numbers.join(", ")
+        ));
+    }
+    compiled
 }
 
 #[test]
 fn every_stage_has_sass_for_sm80_and_sm90a() {
     for stage in STAGES {
-        let info = stage.info();
-        if let Some(reason) = info.kernels.not_compiled_reason() {
+        if let Some(reason) = stage.info().kernels.not_compiled_reason() {
             assert!(
                 reason.contains("just cuda"),
                 "stage {}: the reason must say how to get nvcc: {reason}",
-                info.label()
+                stage.info().label()
             );
         }
-        let Some(resources) = compiled(&format!("stage {}", info.label()), info.kernels) else {
-            continue;
-        };
+    }
+    for (stage, resources) in compiled_stages() {
+        let info = stage.info();
         let by_arch = kernels_by_arch(&resources);
         let archs =
             std::env::var("FLASHLAB_ARCHS").unwrap_or_else(|_| kernel_build::DEFAULT_ARCHS.into());
@@ -74,11 +94,8 @@ fn every_stage_has_sass_for_sm80_and_sm90a() {
 fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
     // A spill turns register traffic into local-memory traffic; the stages are written
     // not to spill, and a stage that accepts one says why (`Stage::tolerated_spill_bytes`).
-    for stage in STAGES {
+    for (stage, resources) in compiled_stages() {
         let info = stage.info();
-        let Some(resources) = compiled(&format!("stage {}", info.label()), info.kernels) else {
-            continue;
-        };
         for r in resources {
             let spilled = r.spill_store_bytes + r.spill_load_bytes;
             let allowed = stage.tolerated_spill_bytes(&r.kernel);
@@ -97,8 +114,9 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
 /// compiled like the stages', and neither spills.
 #[test]
 fn ceiling_kernels_are_compiled_without_spills() {
-    let Some(resources) = compiled("the harness", &harness::sol::KERNELS) else {
-        return;
+    let resources = match resources("the harness", &harness::sol::KERNELS) {
+        Ok(r) => r,
+        Err(reason) => return skip(format!("the harness's kernels were not compiled: {reason}")),
     };
     for name in ["ceiling_mma_sync", "ceiling_l2_to_smem"] {
         let found: Vec<_> = resources.iter().filter(|r| r.kernel == name).collect();

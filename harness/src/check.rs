@@ -64,18 +64,18 @@ impl CheckReport {
 /// Which rows to compare: all of them when the oracle is cheap, else a seeded sample that
 /// always includes the corners (first and last rows are where masking and tails go wrong).
 pub fn rows_to_check(p: &Problem, seed: u64) -> Vec<RowId> {
-    let total = p.batch * p.heads * p.seqlen_q;
-    let macs = total as u128 * p.seqlen_k as u128 * p.head_dim as u128;
+    let total = p.shape.batch * p.shape.heads * p.shape.seqlen_q;
+    let macs = total as u128 * p.shape.seqlen_k as u128 * p.shape.head_dim as u128;
     let row_id = |flat: usize| RowId {
-        batch: flat / (p.heads * p.seqlen_q),
-        head: (flat / p.seqlen_q) % p.heads,
-        row: flat % p.seqlen_q,
+        batch: flat / (p.shape.heads * p.shape.seqlen_q),
+        head: (flat / p.shape.seqlen_q) % p.shape.heads,
+        row: flat % p.shape.seqlen_q,
     };
     if macs <= FULL_CHECK_MACS {
         return (0..total).map(row_id).collect();
     }
     let mut rng = StdRng::seed_from_u64(seed ^ 0x5eed);
-    let mut flats: Vec<usize> = vec![0, p.seqlen_q - 1, total - p.seqlen_q, total - 1];
+    let mut flats: Vec<usize> = vec![0, p.shape.seqlen_q - 1, total - p.shape.seqlen_q, total - 1];
     flats.extend((0..SAMPLED_ROWS).map(|_| rng.random_range(0..total)));
     flats.sort_unstable();
     flats.dedup();
@@ -96,7 +96,7 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
         inputs.to_f64(&inputs.k),
         inputs.to_f64(&inputs.v),
     );
-    let (shape, mask, scale) = (p.shape(), p.mask(), p.softmax_scale() as f64);
+    let (shape, mask, scale) = (p.shape, p.mask(), p.softmax_scale() as f64);
     let exact = reference::attention_rows(&q, &k, &v, &shape, &mask, scale, &rows, Precision::F64);
     let lowp = reference::attention_rows(
         &q,
@@ -109,14 +109,14 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
         Precision::Emulated(p.dtype.low_precision()),
     );
 
-    let d = p.head_dim;
+    let d = p.shape.head_dim;
     let mut kernel_o = Vec::with_capacity(rows.len() * d);
     let mut exact_o = Vec::with_capacity(rows.len() * d);
     let mut lowp_o = Vec::with_capacity(rows.len() * d);
     let (mut lse_err, mut lse_lowp_err, mut lse_lowp_spread, mut lse_mask_mismatches) =
         (0.0f64, 0.0f64, 0.0f64, 0usize);
     for ((row, ex), lo) in rows.iter().zip(&exact).zip(&lowp) {
-        let base = ((row.batch * p.seqlen_q + row.row) * p.heads + row.head) * d;
+        let base = ((row.batch * p.shape.seqlen_q + row.row) * p.shape.heads + row.head) * d;
         kernel_o.extend(
             o_bits[base..base + d]
                 .iter()
@@ -124,7 +124,8 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
         );
         exact_o.extend_from_slice(&ex.o);
         lowp_o.extend_from_slice(&lo.o);
-        let kernel_lse = lse[(row.batch * p.heads + row.head) * p.seqlen_q + row.row] as f64;
+        let kernel_lse =
+            lse[(row.batch * p.shape.heads + row.head) * p.shape.seqlen_q + row.row] as f64;
         match (ex.lse == f64::NEG_INFINITY, kernel_lse == f64::NEG_INFINITY) {
             (true, true) => {}
             (false, false) => {
@@ -156,7 +157,7 @@ pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f3
         && lse_err <= lse_bound;
     CheckReport {
         rows_checked: rows.len(),
-        rows_total: p.batch * p.heads * p.seqlen_q,
+        rows_total: p.shape.batch * p.shape.heads * p.shape.seqlen_q,
         nan_elements,
         o_max_abs: stats.max_abs,
         o_max_rel: stats.max_rel,
@@ -236,7 +237,7 @@ mod tests {
             let mut p = Problem::new(1, 2, 33, 64);
             p.dtype = dtype;
             p.causal = true;
-            p.seqlen_k = 20; // more queries than keys: the first 13 rows are fully masked
+            p.shape.seqlen_k = 20; // more queries than keys: the first 13 rows are fully masked
             let inputs = HostInputs::generate(&p, 3);
             let (q, k, v) = (
                 inputs.to_f64(&inputs.q),
@@ -244,7 +245,7 @@ mod tests {
                 inputs.to_f64(&inputs.v),
             );
             let exact =
-                reference::attention(&q, &k, &v, &p.shape(), &p.mask(), p.softmax_scale() as f64);
+                reference::attention(&q, &k, &v, &p.shape, &p.mask(), p.softmax_scale() as f64);
             let o_bits: Vec<u16> = exact.o.iter().map(|&x| dtype.to_bits(x as f32)).collect();
             let lse: Vec<f32> = exact.lse.iter().map(|&x| x as f32).collect();
             let good = check_outputs(&p, &inputs, &o_bits, &lse);
@@ -284,7 +285,7 @@ mod tests {
     fn lse_bound_holds_for_p_rounded_before_the_sum() {
         for dtype in DType::ALL {
             let mut p = Problem::new(1, 2, 1, 64);
-            p.seqlen_k = 257;
+            p.shape.seqlen_k = 257;
             p.dtype = dtype;
             let (mut bounds, mut worst) = (Vec::new(), 0.0f64);
             for seed in (0..150).chain([6263271776910810519]) {
@@ -295,16 +296,17 @@ mod tests {
                     inputs.to_f64(&inputs.v),
                 );
                 let scale = p.softmax_scale() as f64;
-                let exact = reference::attention(&q, &k, &v, &p.shape(), &p.mask(), scale);
+                let exact = reference::attention(&q, &k, &v, &p.shape, &p.mask(), scale);
                 let o_bits: Vec<u16> = exact.o.iter().map(|&x| dtype.to_bits(x as f32)).collect();
-                let lse: Vec<f32> = (0..p.heads)
+                let lse: Vec<f32> = (0..p.shape.heads)
                     .map(|h| {
                         // batch 1, one query row: Q's row h and K's rows (j, h) in BSHD.
-                        let d = p.head_dim;
+                        let d = p.shape.head_dim;
                         let qh = &q[h * d..(h + 1) * d];
-                        let scores: Vec<f64> = (0..p.seqlen_k)
+                        let scores: Vec<f64> = (0..p.shape.seqlen_k)
                             .map(|j| {
-                                let kj = &k[(j * p.kv_heads + h) * d..(j * p.kv_heads + h + 1) * d];
+                                let kj = &k[(j * p.shape.kv_heads + h) * d
+                                    ..(j * p.shape.kv_heads + h + 1) * d];
                                 qh.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>() * scale
                             })
                             .collect();

@@ -28,9 +28,9 @@ impl HostInputs {
         HostInputs {
             dtype: d,
             seed,
-            q: normal_bits(problem.q_elements(), d, seed),
-            k: normal_bits(problem.kv_elements(), d, seed ^ 0x4b),
-            v: normal_bits(problem.kv_elements(), d, seed ^ 0x56),
+            q: normal_bits(problem.shape.q_len(), d, seed),
+            k: normal_bits(problem.shape.kv_len(), d, seed ^ 0x4b),
+            v: normal_bits(problem.shape.kv_len(), d, seed ^ 0x56),
         }
     }
 
@@ -51,10 +51,10 @@ pub fn scale_keys(
     keys: std::ops::Range<usize>,
     factor: f32,
 ) {
-    let (d, h) = (problem.head_dim, problem.kv_heads);
-    for b in 0..problem.batch {
-        for j in keys.clone().filter(|&j| j < problem.seqlen_k) {
-            let row = ((b * problem.seqlen_k + j) * h) * d;
+    let (d, h) = (problem.shape.head_dim, problem.shape.kv_heads);
+    for b in 0..problem.shape.batch {
+        for j in keys.clone().filter(|&j| j < problem.shape.seqlen_k) {
+            let row = ((b * problem.shape.seqlen_k + j) * h) * d;
             for x in &mut inputs.k[row..row + h * d] {
                 *x = inputs.dtype.to_bits(inputs.dtype.from_bits(*x) * factor);
             }
@@ -65,14 +65,14 @@ pub fn scale_keys(
 /// Scores that jump by about 8-15 (log2 units) a quarter of the way along the keys: above
 /// the lazy rescale's threshold, under the overflow limit of f16's P.
 pub fn moderate_score_jump(problem: &Problem, inputs: &mut HostInputs) {
-    let at = problem.seqlen_k / 4;
+    let at = problem.shape.seqlen_k / 4;
     scale_keys(problem, inputs, at..at + 64, 2.5);
 }
 
 /// Scores that jump by about 200 (log2 units) halfway along the keys: P against the
 /// earlier max would overflow in any dtype.
 pub fn steep_score_jump(problem: &Problem, inputs: &mut HostInputs) {
-    let at = problem.seqlen_k / 2;
+    let at = problem.shape.seqlen_k / 2;
     scale_keys(problem, inputs, at..at + 64, 40.0);
 }
 

@@ -35,12 +35,12 @@ impl AttnParams {
     pub fn for_problem(p: &Problem) -> AttnParams {
         let scale = p.softmax_scale();
         AttnParams {
-            batch: p.batch as i32,
-            heads: p.heads as i32,
-            kv_heads: p.kv_heads as i32,
-            seqlen_q: p.seqlen_q as i32,
-            seqlen_k: p.seqlen_k as i32,
-            head_dim: p.head_dim as i32,
+            batch: p.shape.batch as i32,
+            heads: p.shape.heads as i32,
+            kv_heads: p.shape.kv_heads as i32,
+            seqlen_q: p.shape.seqlen_q as i32,
+            seqlen_k: p.shape.seqlen_k as i32,
+            head_dim: p.shape.head_dim as i32,
             causal: p.causal as i32,
             scale,
             // exp(x * scale) == exp2(x * scale * log2(e)): the kernels use the cheaper exp2.

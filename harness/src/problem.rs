@@ -1,11 +1,12 @@
 //! One attention problem: its shape, mask, dtype and scale, its validation and its FLOPs.
 
 use crate::{Error, Result};
-use serde::Serialize;
+use reference::Shape;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The element type of Q, K, V and O. Accumulation is always fp32.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     Bf16,
@@ -65,23 +66,40 @@ impl std::str::FromStr for DType {
     }
 }
 
-/// An attention forward problem. Tensors are contiguous "BSHD", as in FlashAttention:
-/// Q and O are `[batch, seqlen_q, heads, head_dim]`, K and V `[batch, seqlen_k, kv_heads,
-/// head_dim]`, and the log-sum-exp `[batch, heads, seqlen_q]` in fp32.
+/// An attention forward problem: a [`Shape`] (tensors are contiguous "BSHD", as in
+/// FlashAttention: Q and O are `[batch, seqlen_q, heads, head_dim]`, K and V `[batch,
+/// seqlen_k, kv_heads, head_dim]`, and the log-sum-exp `[batch, heads, seqlen_q]` in fp32)
+/// with the mask, dtype and scale a kernel needs.
+///
+/// As JSON (`flashlab stage --json`) the shape's fields stand beside the others, as they
+/// did before `Problem` held a `Shape`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Problem {
-    pub batch: usize,
-    pub heads: usize,
-    pub kv_heads: usize,
-    pub seqlen_q: usize,
-    pub seqlen_k: usize,
-    pub head_dim: usize,
+    #[serde(flatten, serialize_with = "serialize_shape")]
+    pub shape: Shape,
     /// Causal masking aligned to the bottom-right corner, as FlashAttention does: query i
     /// sees key j when j <= i + seqlen_k - seqlen_q.
     pub causal: bool,
     pub dtype: DType,
     /// The softmax scale; `None` means the usual 1/sqrt(head_dim).
     pub scale: Option<f32>,
+}
+
+/// `reference` has no serde (it is the dependency-light oracle), so its `Shape` is
+/// written field by field here.
+fn serialize_shape<S: serde::Serializer>(
+    shape: &Shape,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct as _;
+    let mut s = serializer.serialize_struct("Shape", 6)?;
+    s.serialize_field("batch", &shape.batch)?;
+    s.serialize_field("heads", &shape.heads)?;
+    s.serialize_field("kv_heads", &shape.kv_heads)?;
+    s.serialize_field("seqlen_q", &shape.seqlen_q)?;
+    s.serialize_field("seqlen_k", &shape.seqlen_k)?;
+    s.serialize_field("head_dim", &shape.head_dim)?;
+    s.end()
 }
 
 /// The kernels index within a tensor with 32-bit integers.
@@ -91,12 +109,15 @@ impl Problem {
     /// A problem with the defaults of `flashlab stage N`: one batch, MHA, non-causal bf16.
     pub fn new(batch: usize, heads: usize, seqlen: usize, head_dim: usize) -> Problem {
         Problem {
-            batch,
-            heads,
-            kv_heads: heads,
-            seqlen_q: seqlen,
-            seqlen_k: seqlen,
-            head_dim,
+            // A literal, not `Shape::new`, which panics: `validate` says what is wrong.
+            shape: Shape {
+                batch,
+                heads,
+                kv_heads: heads,
+                seqlen_q: seqlen,
+                seqlen_k: seqlen,
+                head_dim,
+            },
             causal: false,
             dtype: DType::Bf16,
             scale: None,
@@ -104,28 +125,8 @@ impl Problem {
     }
 
     pub fn softmax_scale(&self) -> f32 {
-        self.scale.unwrap_or(1.0 / (self.head_dim as f32).sqrt())
-    }
-
-    pub fn q_elements(&self) -> usize {
-        self.batch * self.seqlen_q * self.heads * self.head_dim
-    }
-    pub fn kv_elements(&self) -> usize {
-        self.batch * self.seqlen_k * self.kv_heads * self.head_dim
-    }
-    pub fn lse_elements(&self) -> usize {
-        self.batch * self.heads * self.seqlen_q
-    }
-
-    pub fn shape(&self) -> reference::Shape {
-        reference::Shape {
-            batch: self.batch,
-            heads: self.heads,
-            kv_heads: self.kv_heads,
-            seqlen_q: self.seqlen_q,
-            seqlen_k: self.seqlen_k,
-            head_dim: self.head_dim,
-        }
+        self.scale
+            .unwrap_or(1.0 / (self.shape.head_dim as f32).sqrt())
     }
 
     pub fn mask(&self) -> reference::Mask {
@@ -139,7 +140,7 @@ impl Problem {
     /// Query-key pairs the mask lets through, per (batch, head). Causal bottom-right: row
     /// i sees min(seqlen_k, max(0, i + seqlen_k - seqlen_q + 1)) keys.
     pub fn visible_pairs(&self) -> u128 {
-        let (sq, sk) = (self.seqlen_q as i128, self.seqlen_k as i128);
+        let (sq, sk) = (self.shape.seqlen_q as i128, self.shape.seqlen_k as i128);
         if !self.causal {
             return (sq * sk) as u128;
         }
@@ -152,25 +153,27 @@ impl Problem {
     /// FLOPs of the forward pass: two matrix products of 2·D FLOPs per visible pair, so
     /// 4·B·H·Sq·Sk·D without a mask and about half of it causal (only the work needed).
     pub fn flops(&self) -> f64 {
-        4.0 * (self.batch * self.heads) as f64 * self.visible_pairs() as f64 * self.head_dim as f64
+        let s = &self.shape;
+        4.0 * (s.batch * s.heads) as f64 * self.visible_pairs() as f64 * s.head_dim as f64
     }
 
     /// The fewest bytes a forward pass must move: Q, K, V read once, O and LSE written once.
     pub fn min_bytes(&self) -> f64 {
-        let elems = 2 * self.q_elements() + 2 * self.kv_elements();
-        (elems * 2 + self.lse_elements() * 4) as f64
+        let elems = 2 * self.shape.q_len() + 2 * self.shape.kv_len();
+        (elems * 2 + self.shape.lse_len() * 4) as f64
     }
     // ANCHOR_END: flops
 
     /// Checks what every stage needs; a stage checks its own head dims and dtypes after.
     pub fn validate(&self) -> Result<()> {
+        let s = &self.shape;
         let fields = [
-            ("batch", self.batch),
-            ("heads", self.heads),
-            ("kv_heads", self.kv_heads),
-            ("seqlen_q", self.seqlen_q),
-            ("seqlen_k", self.seqlen_k),
-            ("head_dim", self.head_dim),
+            ("batch", s.batch),
+            ("heads", s.heads),
+            ("kv_heads", s.kv_heads),
+            ("seqlen_q", s.seqlen_q),
+            ("seqlen_k", s.seqlen_k),
+            ("head_dim", s.head_dim),
         ];
         for (name, value) in fields {
             if value == 0 {
@@ -179,16 +182,16 @@ impl Problem {
                 )));
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if s.heads % s.kv_heads != 0 {
             return Err(Error::InvalidProblem(format!(
                 "heads ({}) must be a multiple of kv_heads ({}): each group of heads/kv_heads query heads shares one K/V head (GQA)",
-                self.heads, self.kv_heads
+                s.heads, s.kv_heads
             )));
         }
-        if self.batch.saturating_mul(self.heads) > 65_535 {
+        if s.batch.saturating_mul(s.heads) > 65_535 {
             return Err(Error::InvalidProblem(format!(
                 "batch x heads is {}; the kernels put one (batch, head) pair per grid row, and a grid has at most 65535",
-                self.batch.saturating_mul(self.heads)
+                s.batch.saturating_mul(s.heads)
             )));
         }
         let scale = self.softmax_scale();
@@ -214,33 +217,35 @@ impl Problem {
     }
 
     fn checked_elements(&self, query: bool) -> Option<usize> {
+        let s = &self.shape;
         let (seqlen, heads) = if query {
-            (self.seqlen_q, self.heads)
+            (s.seqlen_q, s.heads)
         } else {
-            (self.seqlen_k, self.kv_heads)
+            (s.seqlen_k, s.kv_heads)
         };
-        self.batch
+        s.batch
             .checked_mul(seqlen)?
             .checked_mul(heads)?
-            .checked_mul(self.head_dim)
+            .checked_mul(s.head_dim)
     }
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "batch {} heads {}", self.batch, self.heads)?;
-        if self.kv_heads != self.heads {
-            write!(f, " (kv {})", self.kv_heads)?;
+        let s = &self.shape;
+        write!(f, "batch {} heads {}", s.batch, s.heads)?;
+        if s.kv_heads != s.heads {
+            write!(f, " (kv {})", s.kv_heads)?;
         }
-        if self.seqlen_q == self.seqlen_k {
-            write!(f, " seqlen {}", self.seqlen_q)?;
+        if s.seqlen_q == s.seqlen_k {
+            write!(f, " seqlen {}", s.seqlen_q)?;
         } else {
-            write!(f, " seqlen_q {} seqlen_k {}", self.seqlen_q, self.seqlen_k)?;
+            write!(f, " seqlen_q {} seqlen_k {}", s.seqlen_q, s.seqlen_k)?;
         }
         write!(
             f,
             " dim {} {}{}",
-            self.head_dim,
+            s.head_dim,
             self.dtype,
             if self.causal { " causal" } else { "" }
         )
@@ -265,11 +270,11 @@ mod tests {
         assert_eq!(p.visible_pairs(), 10);
         assert_eq!(p.flops(), 4.0 * 6.0 * 10.0 * 8.0);
         // Bottom-right alignment with more keys than queries: rows see 3 and 4 of 4 keys.
-        p.seqlen_q = 2;
+        p.shape.seqlen_q = 2;
         assert_eq!(p.visible_pairs(), 7);
         // More queries than keys: the first two rows see nothing.
-        p.seqlen_q = 4;
-        p.seqlen_k = 2;
+        p.shape.seqlen_q = 4;
+        p.shape.seqlen_k = 2;
         assert_eq!(p.visible_pairs(), 3);
     }
 
@@ -285,7 +290,7 @@ mod tests {
     #[test]
     fn zero_sizes_are_rejected_by_name() {
         let mut p = Problem::new(1, 16, 128, 64);
-        p.seqlen_k = 0;
+        p.shape.seqlen_k = 0;
         let err = p.validate().unwrap_err().to_string();
         assert!(err.contains("seqlen_k is 0"), "{err}");
     }
@@ -293,10 +298,10 @@ mod tests {
     #[test]
     fn heads_must_divide_into_kv_groups() {
         let mut p = Problem::new(1, 6, 128, 64);
-        p.kv_heads = 4;
+        p.shape.kv_heads = 4;
         let err = p.validate().unwrap_err().to_string();
         assert!(err.contains("multiple of kv_heads"), "{err}");
-        p.kv_heads = 3;
+        p.shape.kv_heads = 3;
         p.validate().unwrap();
     }
 
@@ -307,6 +312,21 @@ mod tests {
         assert!(err.contains("32-bit"), "{err}");
         let huge = Problem::new(usize::MAX / 2, 4, 4, 4);
         assert!(huge.validate().is_err());
+    }
+
+    #[test]
+    fn json_keeps_the_shape_fields_beside_the_others() {
+        let mut p = Problem::new(2, 8, 128, 64);
+        p.shape.kv_heads = 2;
+        p.shape.seqlen_k = 256;
+        p.causal = true;
+        assert_eq!(
+            serde_json::to_value(p).unwrap(),
+            serde_json::json!({
+                "batch": 2, "heads": 8, "kv_heads": 2, "seqlen_q": 128, "seqlen_k": 256,
+                "head_dim": 64, "causal": true, "dtype": "bf16", "scale": null
+            })
+        );
     }
 
     #[test]

@@ -66,8 +66,8 @@ pub fn run_stage(
         adjust(problem, &mut inputs);
     }
     let scratch_elements = stage.scratch_elements(problem).max(1);
-    let (q_bytes, kv_bytes) = (problem.q_elements() * 2, problem.kv_elements() * 2);
-    let (lse_bytes, scratch_bytes) = (problem.lse_elements() * 4, scratch_elements * 4);
+    let (q_bytes, kv_bytes) = (problem.shape.q_len() * 2, problem.shape.kv_len() * 2);
+    let (lse_bytes, scratch_bytes) = (problem.shape.lse_len() * 4, scratch_elements * 4);
     let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes;
     // Asked before allocating, so the error gives the whole run's need, not the one
     // buffer that happened not to fit.
@@ -100,10 +100,10 @@ pub fn run_stage(
     );
     let nan_bits = problem.dtype.to_bits(f32::NAN);
     let o: CudaSlice<u16> = stream
-        .clone_htod(&vec![nan_bits; problem.q_elements()])
+        .clone_htod(&vec![nan_bits; problem.shape.q_len()])
         .allocating(gpu, q_bytes, "poisoning O")?;
     let lse: CudaSlice<f32> = stream
-        .clone_htod(&vec![f32::NAN; problem.lse_elements()])
+        .clone_htod(&vec![f32::NAN; problem.shape.lse_len()])
         .allocating(gpu, lse_bytes, "poisoning LSE")?;
     let scratch: CudaSlice<f32> = stream.alloc_zeros(scratch_elements).allocating(
         gpu,

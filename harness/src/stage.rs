@@ -26,10 +26,10 @@ impl StageInfo {
     /// Refuses head dims and dtypes the stage was not written for, naming what it supports.
     pub fn validate(&self, p: &Problem) -> Result<()> {
         p.validate()?;
-        if !self.head_dims.contains(&p.head_dim) {
+        if !self.head_dims.contains(&p.shape.head_dim) {
             return Err(Error::Unsupported {
                 stage: self.label(),
-                what: format!("head dim {}", p.head_dim),
+                what: format!("head dim {}", p.shape.head_dim),
                 supported: format!("head dims {:?}", self.head_dims),
             });
         }

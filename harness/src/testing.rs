@@ -79,12 +79,14 @@ fn assert_stage_on(
         .flat_map(|s| adjusts.iter().map(move |a| (s, a)))
     {
         let problem = Problem {
-            batch,
-            heads,
-            kv_heads,
-            seqlen_q,
-            seqlen_k,
-            head_dim,
+            shape: reference::Shape {
+                batch,
+                heads,
+                kv_heads,
+                seqlen_q,
+                seqlen_k,
+                head_dim,
+            },
             causal,
             dtype,
             scale: None,

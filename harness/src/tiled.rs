@@ -57,17 +57,17 @@ impl Stage for TiledStage {
     }
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
-        let p = &args.problem;
+        let p = &args.problem.shape;
         let t = self.tiles;
         let grid = (
             (p.seqlen_q as u32).div_ceil(t.block_q),
             p.heads as u32,
             p.batch as u32,
         );
-        let function = self
-            .info
-            .kernels
-            .function(gpu, &kernel_name(self.kernel, p.dtype, p.head_dim))?;
+        let function = self.info.kernels.function(
+            gpu,
+            &kernel_name(self.kernel, args.problem.dtype, p.head_dim),
+        )?;
         gpu.launch(
             &function,
             grid,

@@ -47,7 +47,7 @@ pub fn loaded_arch(cc: (u32, u32), available: &[&str]) -> Option<String> {
 
 /// The kernels of `stage` for `problem`'s dtype and head dim (`*_bf16_d128`), on `arch`.
 pub fn kernels_for(stage: &dyn Stage, problem: &Problem, arch: &str) -> Vec<KernelResources> {
-    let suffix = format!("_{}_d{}", problem.dtype.name(), problem.head_dim);
+    let suffix = format!("_{}_d{}", problem.dtype.name(), problem.shape.head_dim);
     let on_arch: Vec<KernelResources> = stage
         .info()
         .kernels

@@ -29,14 +29,19 @@ impl Stage for Naive {
 
     /// The fp32 score matrix, one row per query of every head.
     fn scratch_elements(&self, p: &Problem) -> usize {
-        p.batch * p.heads * p.seqlen_q * p.seqlen_k
+        p.shape.batch * p.shape.heads * p.shape.seqlen_q * p.shape.seqlen_k
     }
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
-        let function = |prefix| KERNELS.function(gpu, &kernel_name(prefix, p.dtype, p.head_dim));
-        let bh = (p.batch * p.heads) as u32;
-        let (sq, sk, d) = (p.seqlen_q as u32, p.seqlen_k as u32, p.head_dim as u32);
+        let function =
+            |prefix| KERNELS.function(gpu, &kernel_name(prefix, p.dtype, p.shape.head_dim));
+        let bh = (p.shape.batch * p.shape.heads) as u32;
+        let (sq, sk, d) = (
+            p.shape.seqlen_q as u32,
+            p.shape.seqlen_k as u32,
+            p.shape.head_dim as u32,
+        );
         let block = (TILE, TILE, 1);
         gpu.launch(
             &function("naive_scores")?,

@@ -30,16 +30,18 @@ impl Stage for OnlineSoftmax {
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
-        let d = p.head_dim as u32;
+        let d = p.shape.head_dim as u32;
         // q_smem and kv_smem in the input dtype (2 bytes), s_smem in fp32.
         let smem = (BR * d + BC * d) * 2 + BR * BC * 4;
         let grid = (
-            (p.seqlen_q as u32).div_ceil(BR),
-            p.heads as u32,
-            p.batch as u32,
+            (p.shape.seqlen_q as u32).div_ceil(BR),
+            p.shape.heads as u32,
+            p.shape.batch as u32,
         );
-        let function =
-            KERNELS.function(gpu, &kernel_name("online_softmax", p.dtype, p.head_dim))?;
+        let function = KERNELS.function(
+            gpu,
+            &kernel_name("online_softmax", p.dtype, p.shape.head_dim),
+        )?;
         gpu.launch(&function, grid, (THREADS, 1, 1), smem, &args.params)
     }
 }
