@@ -55,8 +55,10 @@ fn list(json: bool) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(0);
     }
+    // The slug column is as wide as the longest slug, so the ideas line up.
+    let w = rows.iter().map(|r| r.slug.len()).max().unwrap_or(0).max(5);
     println!(
-        "{:>2}  {:<16} {:<5} {:<9} {:<9} idea",
+        "{:>2}  {:<w$} {:<5} {:<9} {:<9} idea",
         "#", "stage", "sm", "dims", "dtypes"
     );
     for r in &rows {
@@ -67,7 +69,7 @@ fn list(json: bool) -> Result<i32> {
             .collect::<Vec<_>>()
             .join(",");
         println!(
-            "{:>2}  {:<16} {:<5} {:<9} {:<9} {}",
+            "{:>2}  {:<w$} {:<5} {:<9} {:<9} {}",
             r.number,
             r.slug,
             r.min_compute_capability,
@@ -192,10 +194,10 @@ fn info(json: bool, timing: TimingProtocol) -> Result<i32> {
     ) {
         (Some(mma), Some(l2), _) => {
             println!(
-                "mma.sync   {mma:.0} TFLOPS bf16 m16n8k16, fp32 accumulate, nothing else running: the tensor-core ceiling of stages 3-5"
+                "mma.sync   {mma:.0} TFLOPS bf16 m16n8k16, fp32 accumulate, nothing else running: the tensor-core ceiling of stages 3-9"
             );
             println!(
-                "l2->smem   {l2:.2} TB/s cp.async of 32 KiB tiles from an L2-resident buffer: stage 5's tile path"
+                "l2->smem   {l2:.2} TB/s cp.async of 32 KiB tiles from an L2-resident buffer: the tile path of stages 5-9"
             );
         }
         (_, _, Some(why)) => println!("mma.sync   ceilings not measured: {why}"),

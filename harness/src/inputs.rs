@@ -44,7 +44,7 @@ impl HostInputs {
 
 /// Multiplies the keys `keys` (every batch and KV head) by `factor`, so their scores
 /// jump above those of the keys before: a kernel's running max must move when they
-/// arrive (stage 5's lazy rescale moves it only for jumps of more than 8 in log2 units).
+/// arrive (stage 9's lazy rescale moves it only for jumps of more than 8 in log2 units).
 pub fn scale_keys(
     problem: &Problem,
     inputs: &mut HostInputs,
