@@ -3,11 +3,13 @@
 //! counting/summary parts of `sass.sh` and `ncu.sh` on real (trimmed) tool output.
 
 use flashlab::bench::{
-    self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Shape, Status, Sweep, baselines, plots,
+    self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Status, Sweep, baselines, output, plots,
+    shape_label,
 };
 use flashlab::stages::find;
 use harness::testing::skip;
 use harness::timing::TimingProtocol;
+use harness::{DType, Problem};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -37,7 +39,7 @@ fn default_sweep() -> Sweep {
         seqlens: bench::DEFAULT_SEQLENS.to_vec(),
         dims: bench::DEFAULT_DIMS.to_vec(),
         causal: vec![false, true],
-        dtype: "bf16".into(),
+        dtype: DType::Bf16,
         tokens: bench::DEFAULT_TOKENS,
         heads: bench::DEFAULT_HEADS,
     }
@@ -47,14 +49,17 @@ fn default_sweep() -> Sweep {
 fn the_default_sweep_follows_the_shape_rule() {
     let shapes = default_sweep().shapes();
     assert_eq!(shapes.len(), 6 * 2 * 2);
-    for s in &shapes {
-        assert_eq!(s.heads, 16);
-        assert_eq!(s.batch, (8192 / s.seqlen).max(1), "{}", s.label());
+    for p in &shapes {
+        let s = &p.shape;
+        assert_eq!((s.heads, s.kv_heads), (16, 16));
+        assert_eq!(s.seqlen_q, s.seqlen_k, "{}", shape_label(p));
+        assert_eq!(s.batch, (8192 / s.seqlen_q).max(1), "{}", shape_label(p));
         // Every shape is valid for the harness (no 32-bit overflow, no zero sizes).
-        s.problem().unwrap().validate().unwrap();
+        p.validate().unwrap();
     }
-    assert_eq!((shapes[0].batch, shapes[0].seqlen), (16, 512));
-    assert_eq!((shapes[5].batch, shapes[5].seqlen), (1, 16384));
+    let batch_seqlen = |p: &Problem| (p.shape.batch, p.shape.seqlen_q);
+    assert_eq!(batch_seqlen(&shapes[0]), (16, 512));
+    assert_eq!(batch_seqlen(&shapes[5]), (1, 16384));
     bench::validate_sweep(&default_sweep()).unwrap();
 }
 
@@ -68,14 +73,14 @@ fn bad_sweeps_are_refused_before_any_gpu_work() {
             .to_string()
             .contains("empty")
     );
-    let mut s = default_sweep();
-    s.dtype = "fp8".into();
-    assert!(
-        bench::validate_sweep(&s)
-            .unwrap_err()
-            .to_string()
-            .contains("bf16")
-    );
+    // A dtype the stages lack cannot be written down: the sweep's dtype is typed, and a
+    // JSON naming another is refused with the supported ones.
+    let mut json = serde_json::to_value(default_sweep()).unwrap();
+    json["dtype"] = "fp8".into();
+    let err = serde_json::from_value::<Sweep>(json)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bf16") && err.contains("f16"), "{err}");
     let mut s = default_sweep();
     s.seqlens = vec![1 << 22];
     s.tokens = 1 << 24;
@@ -91,35 +96,23 @@ fn bad_sweeps_are_refused_before_any_gpu_work() {
 #[test]
 fn stage_one_is_skipped_past_4096_and_says_how_much_memory() {
     let naive = find(1).unwrap();
-    let mut shape = Shape {
-        batch: 1,
-        heads: 16,
-        seqlen: 8192,
-        head_dim: 128,
-        causal: false,
-        dtype: "bf16".into(),
-    };
-    match bench::plan_row(naive, &shape, bench::DEFAULT_MAX_WORKSPACE_GIB) {
+    let max = bench::DEFAULT_MAX_WORKSPACE_GIB;
+    match bench::plan_row(naive, &Problem::new(1, 16, 8192, 128), max) {
         Plan::Skip(why) => assert!(why.contains("needs 4.0 GiB"), "{why}"),
         Plan::Run => panic!("stage 1 at 8192 should be skipped"),
     }
-    shape.seqlen = 4096;
-    shape.batch = 2;
     assert_eq!(
-        bench::plan_row(naive, &shape, bench::DEFAULT_MAX_WORKSPACE_GIB),
+        bench::plan_row(naive, &Problem::new(2, 16, 4096, 128), max),
         Plan::Run
     );
     // A head dim the stage was not written for is a skip with the stage's own reason.
-    shape.head_dim = 96;
-    match bench::plan_row(naive, &shape, 100.0) {
+    match bench::plan_row(naive, &Problem::new(2, 16, 4096, 96), 100.0) {
         Plan::Skip(why) => assert!(why.contains("head dim 96"), "{why}"),
         Plan::Run => panic!("head dim 96 should be skipped"),
     }
     // Stage 2 has no workspace: it runs at every length.
-    shape.head_dim = 128;
-    shape.seqlen = 16384;
-    shape.batch = 1;
-    assert_eq!(bench::plan_row(find(2).unwrap(), &shape, 0.0), Plan::Run);
+    let long = Problem::new(1, 16, 16384, 128);
+    assert_eq!(bench::plan_row(find(2).unwrap(), &long, 0.0), Plan::Run);
 }
 
 #[test]
@@ -153,6 +146,73 @@ fn json_round_trips_exactly() {
 }
 
 #[test]
+fn a_row_keeps_the_flat_shape_fields_and_refuses_what_it_cannot_write() {
+    let shape = Problem {
+        causal: true,
+        dtype: DType::F16,
+        ..Problem::new(2, 16, 4096, 64)
+    };
+    let row = Row::new(RowKind::Stage, "2-online-softmax", Some(2), &shape);
+    let json = serde_json::to_value(&row).unwrap();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in ["batch", "heads", "seqlen", "head_dim", "causal", "dtype"] {
+        assert!(keys.contains(&key), "{key} missing from {keys:?}");
+    }
+    assert!(
+        !keys.contains(&"seqlen_q") && !keys.contains(&"kv_heads"),
+        "{keys:?}"
+    );
+    assert_eq!(
+        (json["seqlen"].as_u64(), json["dtype"].as_str()),
+        (Some(4096), Some("f16"))
+    );
+    assert_eq!(serde_json::from_value::<Row>(json).unwrap(), row);
+    // GQA or unequal lengths have no place in a row: writing one is an error, not a lie.
+    let mut gqa = row.clone();
+    gqa.problem.shape.kv_heads = 4;
+    let err = serde_json::to_string(&gqa).unwrap_err().to_string();
+    assert!(err.contains("only MHA shapes"), "{err}");
+}
+
+#[test]
+fn the_baselines_status_reads_and_writes_its_three_states() {
+    use bench::Baselines;
+    let environment = serde_json::json!({ "torch": "2.11.0" });
+    for (status, json) in [
+        (
+            Baselines::NotRequested,
+            serde_json::json!({ "requested": false, "status": "not requested", "reason": null, "environment": null }),
+        ),
+        (
+            Baselines::Ran {
+                environment: environment.clone(),
+            },
+            serde_json::json!({ "requested": true, "status": "ran", "reason": null, "environment": environment }),
+        ),
+        (
+            Baselines::Skipped {
+                reason: "no torch".into(),
+            },
+            serde_json::json!({ "requested": true, "status": "skipped", "reason": "no torch", "environment": null }),
+        ),
+    ] {
+        assert_eq!(serde_json::to_value(&status).unwrap(), json);
+        assert_eq!(serde_json::from_value::<Baselines>(json).unwrap(), status);
+    }
+    let err = serde_json::from_value::<Baselines>(
+        serde_json::json!({ "requested": true, "status": "maybe" }),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("ran, skipped or not requested"), "{err}");
+}
+
+#[test]
 fn csv_round_trips_every_field() {
     let results = small();
     let csv = results.to_csv();
@@ -164,7 +224,11 @@ fn csv_round_trips_every_field() {
         assert_eq!(rec.len(), CSV_COLUMNS.len());
         assert_eq!(rec[col("name")], row.name);
         assert_eq!(rec[col("status")], row.status.name());
-        assert_eq!(rec[col("seqlen")].parse::<usize>().unwrap(), row.seqlen);
+        assert_eq!(
+            rec[col("seqlen")].parse::<usize>().unwrap(),
+            row.problem.shape.seqlen_q
+        );
+        assert_eq!(rec[col("dtype")], row.problem.dtype.name());
         assert_eq!(rec[col("reason")], row.reason.clone().unwrap_or_default());
         assert_eq!(rec[col("gpu")], results.header.device.name);
         // Floats are written in Rust's shortest round-trip form: they read back exactly.
@@ -219,8 +283,7 @@ fn derived_numbers_use_the_harness_flop_count() {
         let mut again = row.clone();
         again.tflops = None;
         again.fill_derived(results.header.speed_of_light.gemm_tflops);
-        let p = row.shape().problem().unwrap();
-        assert!((again.gflop - p.flops() / 1e9).abs() < 1e-9);
+        assert!((again.gflop - row.problem.flops() / 1e9).abs() < 1e-9);
         match (row.tflops, again.tflops) {
             (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-9 * a, "{a} vs {b}"),
             (None, None) => {}
@@ -231,13 +294,9 @@ fn derived_numbers_use_the_harness_flop_count() {
         }
     }
     // Causal counts seqlen * (seqlen + 1) / 2 pairs, exactly as bench/baselines.py does.
-    let shape = Shape {
-        batch: 2,
-        heads: 16,
-        seqlen: 4096,
-        head_dim: 64,
+    let shape = Problem {
         causal: true,
-        dtype: "bf16".into(),
+        ..Problem::new(2, 16, 4096, 64)
     };
     let row = Row::new(RowKind::Baseline, "x", None, &shape);
     assert_eq!(
@@ -251,7 +310,7 @@ fn only_rows_that_passed_are_plotted() {
     let results = small();
     let series = plots::series_of(
         &results.rows,
-        |r| r.head_dim == 64 && r.causal,
+        |r| r.problem.shape.head_dim == 64 && r.problem.causal,
         |r| r.tflops,
     );
     let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
@@ -326,7 +385,7 @@ fn plots_are_written_and_deterministic() {
 
 #[test]
 fn the_results_table_marks_failures_and_skips() {
-    let table = plots::results_table(&small());
+    let table = output::results_table(&small());
     assert!(table.contains("#### Head dim 64, causal"), "{table}");
     assert!(
         table.contains(
@@ -348,17 +407,28 @@ fn the_results_table_marks_failures_and_skips() {
         .unwrap();
     assert!(line.starts_with("| 4096 | 2 x 16 | - |"), "{line}");
     assert!(line.contains("| FAIL |"), "{line}");
-    let real = plots::results_table(&serde_json::from_str(H200).unwrap());
+    let real = output::results_table(&serde_json::from_str(H200).unwrap());
     assert!(real.contains("**NVIDIA H200**"), "{real}");
 }
 
 #[test]
 fn dates_are_iso_utc() {
-    assert_eq!(bench::format_utc(0), "1970-01-01T00:00:00Z");
-    assert_eq!(bench::format_utc(951_782_400), "2000-02-29T00:00:00Z");
-    assert_eq!(bench::format_utc(1_738_324_800), "2025-01-31T12:00:00Z");
-    assert_eq!(bench::format_utc(4_107_542_399), "2100-02-28T23:59:59Z");
-    assert!(bench::utc_now().ends_with('Z'));
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    let at = |secs: u64| bench::format_utc(UNIX_EPOCH + Duration::from_secs(secs));
+    assert_eq!(at(0), "1970-01-01T00:00:00Z");
+    assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(at(1_738_324_800), "2025-01-31T12:00:00Z");
+    assert_eq!(at(4_107_542_399), "2100-02-28T23:59:59Z");
+    // Sub-second parts are dropped, not rounded.
+    let late = UNIX_EPOCH + Duration::from_millis(1_738_324_800_999);
+    assert_eq!(bench::format_utc(late), "2025-01-31T12:00:00Z");
+    // utc_now is the clock's time in that format: it parses back to within a second or
+    // two of the clock read around it.
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let now = bench::utc_now();
+    let after = SystemTime::now() + Duration::from_secs(1);
+    let parsed = humantime::parse_rfc3339(&now).unwrap();
+    assert!(before <= parsed && parsed <= after, "{now}");
     assert!(!bench::GIT_COMMIT.is_empty());
 }
 
@@ -377,8 +447,7 @@ a library printing to stdout
     let mut r = rows[0].clone();
     r.fill_derived(Some(800.0));
     // The script's own FLOPs/TFLOPS are replaced by the harness's count for the shape.
-    let p = r.shape().problem().unwrap();
-    assert!((r.tflops.unwrap() - p.flops() / 0.5e-3 / 1e12).abs() < 1e-9);
+    assert!((r.tflops.unwrap() - r.problem.flops() / 0.5e-3 / 1e12).abs() < 1e-9);
     let (meta, rows) = baselines::read_lines(Cursor::new("not json\n"));
     assert!(meta.is_err() && rows.is_empty());
 }

@@ -180,7 +180,11 @@ const RECORD: &str = "bench/results/record/bench.json";
 fn bench_plot_files() -> Vec<String> {
     let record = flashlab::bench::BenchResults::read(&root().join(RECORD))
         .unwrap_or_else(|e| panic!("{RECORD}: {e:#}"));
-    let dims: BTreeSet<usize> = record.rows.iter().map(|r| r.head_dim).collect();
+    let dims: BTreeSet<usize> = record
+        .rows
+        .iter()
+        .map(|r| r.problem.shape.head_dim)
+        .collect();
     let dims: Vec<usize> = dims.into_iter().collect();
     flashlab::bench::plots::file_names(&dims)
         .into_iter()

@@ -6,7 +6,7 @@ use crate::kernels::Kernel;
 use crate::{AttnParams, Error, Result, StageInfo};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// An open CUDA context on one GPU, with the one stream the harness uses for everything.
@@ -19,13 +19,16 @@ pub struct Gpu {
     pub max_smem_per_block: u32,
 }
 
-/// Facts about the GPU that `flashlab info` and the bench print.
-#[derive(Clone, Debug, Serialize)]
+/// Facts about the GPU that `flashlab info` prints and every bench run records in its
+/// header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceFacts {
     pub name: String,
     pub compute_capability: String,
     pub multiprocessors: u32,
     pub memory_gib: f64,
+    /// 0 in bench files written before it was recorded.
+    #[serde(default)]
     pub max_smem_per_block_kib: u32,
     pub l2_mib: f64,
     pub sm_clock_mhz: u32,

@@ -13,24 +13,32 @@ use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Serialize)]
+/// What `flashlab info` prints and every bench run records in its header. Read back from
+/// a `bench.json`, fields added after a file was written take their defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SpeedOfLight {
     /// Device-to-device copy, counting bytes read plus bytes written.
     pub copy_gb_per_s: f64,
+    /// 0 in bench files written before it was recorded.
+    #[serde(default)]
     pub copy_bytes: usize,
     /// cuBLAS bf16 GEMM (fp32 accumulation) on random data.
     pub gemm_tflops: Option<f64>,
     pub gemm_size: usize,
     /// Why the GEMM was not measured, when it was not.
+    #[serde(default)]
     pub gemm_skipped: Option<String>,
     /// mma.sync.m16n8k16 bf16 (fp32 accumulate) with nothing else running: the tensor-core
     /// ceiling of stages 3-5.
+    #[serde(default)]
     pub mma_sync_tflops: Option<f64>,
     /// cp.async from an L2-resident buffer into shared memory, 32 KiB tiles.
+    #[serde(default)]
     pub l2_to_smem_tb_per_s: Option<f64>,
     /// Why the two ceilings above were not measured, when they were not.
+    #[serde(default)]
     pub ceilings_skipped: Option<String>,
 }
 

@@ -1,9 +1,11 @@
 //! The baselines: `bench/baselines.py` (embedded in the binary, so the GPU bundle needs no
 //! extra file) run with python3 and torch, its JSON Lines read back as bench rows.
 
-use super::{Progress, Row, RowKind, Shape};
+use super::output::Progress;
+use super::results::{Row, RowKind, SweepShapeFields};
 use anyhow::Context as _;
 use anyhow::{Result, bail};
+use harness::Problem;
 use harness::timing::TimingProtocol;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -66,13 +68,17 @@ fn last_line(text: &str) -> Option<&str> {
 /// convention for all).
 pub fn run(
     python: &Python,
-    shapes: &[Shape],
+    shapes: &[Problem],
     timing: TimingProtocol,
 ) -> Result<(serde_json::Value, Vec<Row>)> {
     let dir = std::env::temp_dir().join(format!("flashlab-baselines-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let shapes_path = dir.join("shapes.json");
-    std::fs::write(&shapes_path, serde_json::to_string(shapes)?)
+    let fields = shapes
+        .iter()
+        .map(SweepShapeFields::try_from)
+        .collect::<Result<Vec<_>>>()?;
+    std::fs::write(&shapes_path, serde_json::to_string(&fields)?)
         .with_context(|| format!("writing {}", shapes_path.display()))?;
     let script = match &python.script {
         Some(p) => p.clone(),

@@ -120,7 +120,7 @@ pub fn compare(
         let (report, _) = run_stage(s, &gpu, problem, &opts)?;
         Ok(Side {
             stage: s.info().number,
-            name: super::stage_name(s),
+            name: super::sweep::stage_name(s),
             report,
             kernels: sass_arch
                 .as_deref()

@@ -1,15 +1,14 @@
-//! Plots (SVG, via plotters) and the markdown results table, from a `bench.json`.
+//! Plots (SVG, via plotters) from a `bench.json`, and `results-table.md` beside them.
 //!
 //! Only rows that were timed and passed their check are drawn. Output depends on the
 //! JSON alone, so regenerating from a committed run of record gives identical files.
 
-use super::{BenchResults, Row, RowKind};
-use anyhow::Context as _;
-use anyhow::{Result, anyhow};
+use super::output::{causal_title, distinct, results_table, short_commit};
+use super::results::{BenchResults, Row, RowKind};
+use anyhow::{Context as _, Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 const PANEL_W: u32 = 720;
@@ -59,14 +58,6 @@ fn row_color(r: &Row) -> RGBColor {
     }
 }
 
-/// Series order: stages by number, then baselines by name.
-fn sort_key(r: &Row) -> (u8, u32, String) {
-    match r.kind {
-        RowKind::Stage => (0, r.stage.unwrap_or(0), r.name.clone()),
-        RowKind::Baseline => (1, 0, r.name.clone()),
-    }
-}
-
 /// One series per row name of the selected plottable rows, y chosen by `value`.
 pub fn series_of(
     rows: &[Row],
@@ -79,7 +70,7 @@ pub fn series_of(
             continue;
         };
         by_name
-            .entry(sort_key(r))
+            .entry(r.order_key())
             .or_insert_with(|| Series {
                 label: r.name.clone(),
                 color: row_color(r),
@@ -87,7 +78,7 @@ pub fn series_of(
                 points: Vec::new(),
             })
             .points
-            .push((r.seqlen as f64, y));
+            .push((r.problem.shape.seqlen_q as f64, y));
     }
     by_name
         .into_values()
@@ -105,8 +96,8 @@ pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series
         .filter(|r| {
             r.kind == RowKind::Stage
                 && r.plottable()
-                && r.head_dim == head_dim
-                && r.causal == causal
+                && r.problem.shape.head_dim == head_dim
+                && r.problem.causal == causal
         })
         .fold(BTreeMap::new(), |mut m, r| {
             m.entry(r.stage.unwrap_or(0))
@@ -121,8 +112,10 @@ pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series
         let mut points: Vec<(f64, f64)> = stages[&b]
             .iter()
             .filter_map(|rb| {
-                let ra = stages[&a].iter().find(|ra| ra.seqlen == rb.seqlen)?;
-                Some((rb.seqlen as f64, rb.tflops? / ra.tflops?))
+                let ra = stages[&a]
+                    .iter()
+                    .find(|ra| ra.problem.shape.seqlen_q == rb.problem.shape.seqlen_q)?;
+                Some((rb.problem.shape.seqlen_q as f64, rb.tflops? / ra.tflops?))
             })
             .filter(|(_, s)| s.is_finite() && *s > 0.0)
             .collect();
@@ -162,7 +155,7 @@ struct Panel<'a> {
 }
 
 fn x_range(rows: &[Row]) -> (f64, f64) {
-    let seqlens = rows.iter().map(|r| r.seqlen as f64);
+    let seqlens = rows.iter().map(|r| r.problem.shape.seqlen_q as f64);
     let lo = seqlens.clone().fold(f64::INFINITY, f64::min);
     let hi = seqlens.fold(0.0f64, f64::max);
     if !lo.is_finite() || hi <= 0.0 {
@@ -320,17 +313,6 @@ fn draw_figure(
     Ok(())
 }
 
-fn causal_title(causal: bool) -> &'static str {
-    if causal { "causal" } else { "non-causal" }
-}
-
-fn distinct<T: Ord + Copy>(xs: impl Iterator<Item = T>) -> Vec<T> {
-    let mut v: Vec<T> = xs.collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
 fn figure_subtitle(res: &BenchResults) -> String {
     let h = &res.header;
     format!(
@@ -367,8 +349,8 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let rows = &res.rows;
     let x = x_range(rows);
-    let dims = distinct(rows.iter().map(|r| r.head_dim));
-    let causals = distinct(rows.iter().map(|r| r.causal));
+    let dims = distinct(rows.iter().map(|r| r.problem.shape.head_dim));
+    let causals = distinct(rows.iter().map(|r| r.problem.causal));
     let subtitle = figure_subtitle(res);
     let mut written = Vec::new();
 
@@ -378,7 +360,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     for &d in &dims {
         let tflops: Vec<f64> = rows
             .iter()
-            .filter(|r| r.plottable() && r.head_dim == d)
+            .filter(|r| r.plottable() && r.problem.shape.head_dim == d)
             .filter_map(|r| r.tflops)
             .collect();
         let lo = tflops.iter().copied().fold(f64::INFINITY, f64::min);
@@ -388,7 +370,11 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
             .map(|&c| Panel {
                 title: format!("head dim {d}, {}", causal_title(c)),
                 y_desc: "TFLOPS (log scale)",
-                series: series_of(rows, |r| r.head_dim == d && r.causal == c, |r| r.tflops),
+                series: series_of(
+                    rows,
+                    |r| r.problem.shape.head_dim == d && r.problem.causal == c,
+                    |r| r.tflops,
+                ),
                 y: YAxis::Log2 {
                     lo: if lo.is_finite() { lo } else { 1.0 },
                     hi,
@@ -423,7 +409,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
                     y_desc: "% of cuBLAS GEMM",
                     series: series_of(
                         rows,
-                        |r| r.head_dim == d && r.causal == c,
+                        |r| r.problem.shape.head_dim == d && r.problem.causal == c,
                         |r| r.sol_percent,
                     ),
                     y: YAxis::Linear {
@@ -493,186 +479,6 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// The markdown the results chapter includes: where the run was made, then one table
-/// per (head dim, causal) with TFLOPS and % of the GEMM speed of light per column.
-pub fn results_table(res: &BenchResults) -> String {
-    let h = &res.header;
-    let mut out = String::new();
-    let mma_sync = h
-        .speed_of_light
-        .mma_sync_tflops
-        .map(|t| format!(" (mma.sync alone, the ceiling of stages 3-5: {t:.0} TFLOPS)"))
-        .unwrap_or_default();
-    let sol = match h.speed_of_light.gemm_tflops {
-        Some(t) => format!(
-            "cuBLAS bf16 GEMM {t:.0} TFLOPS{mma_sync}, copy {:.0} GB/s",
-            h.speed_of_light.copy_gb_per_s
-        ),
-        None => format!(
-            "copy {:.0} GB/s; GEMM not measured ({})",
-            h.speed_of_light.copy_gb_per_s,
-            h.speed_of_light
-                .gemm_skipped
-                .as_deref()
-                .unwrap_or("unknown")
-        ),
-    };
-    let _ = writeln!(
-        out,
-        "Measured on **{}** (compute capability {}, {} SMs, SM clock up to {} MHz, memory {} MHz, driver {}) on {}, flashlab commit `{}`.\n",
-        h.device.name,
-        h.device.compute_capability,
-        h.device.multiprocessors,
-        h.device.sm_clock_mhz,
-        h.device.memory_clock_mhz,
-        h.device.driver_version,
-        h.date_utc,
-        short_commit(&h.git_commit),
-    );
-    let _ = writeln!(
-        out,
-        "Speed of light: {sol}. Shapes: {}. FLOPs: {}. Cells: TFLOPS (percent of the GEMM figure); `-` not run, `FAIL` failed its check, `err` failed to run (the JSON says why).\n",
-        h.sweep.shape_rule, h.sweep.flop_rule
-    );
-    let env = |key: &str| {
-        h.baselines
-            .environment
-            .as_ref()
-            .and_then(|e| e.get(key))
-            .and_then(|v| v.as_str())
-            .map(str::to_string)
-    };
-    let baselines = match h.baselines.status.as_str() {
-        "ran" => {
-            let mut missing: Vec<&str> = res
-                .rows
-                .iter()
-                .filter(|r| r.kind == RowKind::Baseline)
-                .map(|r| r.name.as_str())
-                .filter(|n| {
-                    res.rows
-                        .iter()
-                        .filter(|r| r.name == *n)
-                        .all(|r| r.status == super::Status::Skipped)
-                })
-                .collect();
-            missing.sort();
-            missing.dedup();
-            format!(
-                "Baselines ran in the same bench run (PyTorch {}, CUDA {}){}",
-                env("torch").unwrap_or_else(|| "?".into()),
-                env("cuda").unwrap_or_else(|| "?".into()),
-                if missing.is_empty() {
-                    String::new()
-                } else {
-                    format!("; not available there: {}", missing.join(", "))
-                }
-            )
-        }
-        "skipped" => format!(
-            "Baselines were skipped: {}",
-            h.baselines
-                .reason
-                .as_deref()
-                .unwrap_or("no reason recorded")
-        ),
-        _ => "Baselines were not requested".to_string(),
-    };
-    let _ = writeln!(out, "{baselines}.\n");
-
-    let mut names: Vec<(u8, u32, String)> = res.rows.iter().map(sort_key).collect();
-    names.sort();
-    names.dedup();
-    let dims = distinct(res.rows.iter().map(|r| r.head_dim));
-    let causals = distinct(res.rows.iter().map(|r| r.causal));
-    for &d in &dims {
-        for &c in &causals {
-            let rows: Vec<&Row> = res
-                .rows
-                .iter()
-                .filter(|r| r.head_dim == d && r.causal == c)
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            // Stages always get a column (a skip is news); a baseline only where it ran.
-            let cols: Vec<&(u8, u32, String)> = names
-                .iter()
-                .filter(|k| {
-                    rows.iter()
-                        .any(|r| r.name == k.2 && (k.0 == 0 || r.status != super::Status::Skipped))
-                })
-                .collect();
-            let _ = writeln!(out, "#### Head dim {d}, {}\n", causal_title(c));
-            let _ = write!(out, "| seqlen | batch x heads |");
-            for k in &cols {
-                let _ = write!(out, " {} |", k.2);
-            }
-            let _ = write!(out, "\n|---:|---:|");
-            for _ in &cols {
-                let _ = write!(out, "---:|");
-            }
-            out.push('\n');
-            for s in distinct(rows.iter().map(|r| r.seqlen)) {
-                let first = rows.iter().find(|r| r.seqlen == s);
-                let bh = first
-                    .map(|r| format!("{} x {}", r.batch, r.heads))
-                    .unwrap_or_default();
-                let _ = write!(out, "| {s} | {bh} |");
-                for k in &cols {
-                    let cell = rows
-                        .iter()
-                        .find(|r| r.seqlen == s && r.name == k.2)
-                        .map(|r| cell(r))
-                        .unwrap_or_else(|| "-".into());
-                    let _ = write!(out, " {cell} |");
-                }
-                out.push('\n');
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn cell(r: &Row) -> String {
-    use super::Status;
-    match r.status {
-        Status::Ok => match (r.tflops, r.sol_percent) {
-            (Some(t), Some(p)) if p < 10.0 => format!("{} ({p:.1}%)", sig3(t)),
-            (Some(t), Some(p)) => format!("{} ({p:.0}%)", sig3(t)),
-            (Some(t), None) => sig3(t),
-            _ => "-".into(),
-        },
-        Status::CheckFailed => "FAIL".into(),
-        Status::Error => "err".into(),
-        Status::Skipped => "-".into(),
-    }
-}
-
-/// Three significant figures without exponent: 0.512, 5.47, 54.7, 547, 5470.
-fn sig3(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
-fn short_commit(c: &str) -> String {
-    let base = c.trim_end_matches("-dirty");
-    let short: String = base.chars().take(12).collect();
-    if base.len() < c.len() {
-        format!("{short}-dirty")
-    } else {
-        short
-    }
-}
-
 fn trim_float(x: f64) -> String {
     let s = format!("{x:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
@@ -712,18 +518,8 @@ mod tests {
     }
 
     #[test]
-    fn significant_figures() {
-        assert_eq!(sig3(547.4), "547");
-        assert_eq!(sig3(5.474), "5.47");
-        assert_eq!(sig3(0.5123), "0.512");
+    fn axis_labels_drop_trailing_zeros() {
         assert_eq!(trim_float(2.50), "2.5");
         assert_eq!(trim_float(0.0), "0");
-    }
-
-    #[test]
-    fn commits_are_shortened_but_keep_dirty() {
-        assert_eq!(short_commit("0123456789abcdef0123"), "0123456789ab");
-        assert_eq!(short_commit("unknown"), "unknown");
-        assert_eq!(short_commit("0123456789abcdef-dirty"), "0123456789ab-dirty");
     }
 }

@@ -1,0 +1,289 @@
+//! Which shapes a bench sweeps, which stage rows it runs and which it skips (and why),
+//! and running one row. All of it but [`run_row`] is plain data, tested without a GPU.
+
+use super::results::{Row, Status, shape_label};
+use crate::stages::STAGES;
+use anyhow::{Context as _, Result, bail};
+use harness::run::{RunOptions, run_stage};
+use harness::timing::TimingProtocol;
+use harness::{DType, Gpu, Problem, Stage};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// The default sequence lengths of the sweep.
+pub const DEFAULT_SEQLENS: [usize; 6] = [512, 1024, 2048, 4096, 8192, 16384];
+/// The default head dimensions.
+pub const DEFAULT_DIMS: [usize; 2] = [64, 128];
+/// `--quick`: two lengths, one head dim, causal and not.
+pub const QUICK_SEQLENS: [usize; 2] = [1024, 4096];
+pub const QUICK_DIMS: [usize; 1] = [128];
+/// The shape rule: batch · seqlen ≈ `DEFAULT_TOKENS` (batch at least 1), `DEFAULT_HEADS`
+/// heads, so every shape gives the GPU about the same number of (query, head) rows.
+pub const DEFAULT_TOKENS: usize = 8192;
+pub const DEFAULT_HEADS: usize = 16;
+/// Rows whose stage needs more fp32 workspace than this are skipped (stage 1's S matrix).
+pub const DEFAULT_MAX_WORKSPACE_GIB: f64 = 2.0;
+/// The input seed of every row unless `--seed` says otherwise: every stage sees the same
+/// Q, K and V for a shape, and a run can be replayed.
+pub const DEFAULT_SEED: u64 = 0x5eed_f1a5;
+
+/// How the sweep chooses batch and heads, in words (for `--help` and the JSON header).
+pub fn shape_rule(tokens: usize, heads: usize) -> String {
+    format!(
+        "heads = {heads}, batch = max(1, {tokens} / seqlen): batch x heads x seqlen = {} query rows (twice that at seqlens above {tokens}), so short sequences still fill the GPU",
+        tokens * heads
+    )
+}
+
+/// What to sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub seqlens: Vec<usize>,
+    pub dims: Vec<usize>,
+    pub causal: Vec<bool>,
+    pub dtype: DType,
+    pub tokens: usize,
+    pub heads: usize,
+}
+
+impl Sweep {
+    /// Batch for `seqlen` under the shape rule.
+    pub fn batch_for(&self, seqlen: usize) -> usize {
+        (self.tokens / seqlen.max(1)).max(1)
+    }
+
+    /// Every shape, head dim outermost, then causal, then seqlen (the plots' order). Each
+    /// is MHA with queries and keys of one length.
+    pub fn shapes(&self) -> Vec<Problem> {
+        let mut shapes = Vec::new();
+        for &head_dim in &self.dims {
+            for &causal in &self.causal {
+                for &seqlen in &self.seqlens {
+                    shapes.push(Problem {
+                        causal,
+                        dtype: self.dtype,
+                        ..Problem::new(self.batch_for(seqlen), self.heads, seqlen, head_dim)
+                    });
+                }
+            }
+        }
+        shapes
+    }
+}
+
+/// Whether a row is run, and if not, why.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    Run,
+    Skip(String),
+}
+
+/// Decides a stage row without a GPU: the stage's head dims and dtypes, and its workspace.
+pub fn plan_row(stage: &dyn Stage, problem: &Problem, max_workspace_gib: f64) -> Plan {
+    if let Err(e) = stage.info().validate(problem) {
+        return Plan::Skip(e.to_string());
+    }
+    let workspace = stage.scratch_elements(problem) as f64 * 4.0 / (1u64 << 30) as f64;
+    if workspace > max_workspace_gib {
+        return Plan::Skip(format!(
+            "needs {workspace:.1} GiB of fp32 workspace (stage 1's S matrix is 4·B·H·S² bytes), over --max-workspace-gib {max_workspace_gib}"
+        ));
+    }
+    Plan::Run
+}
+
+/// Everything `flashlab bench` was asked, after defaults.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    pub sweep: Sweep,
+    /// Stage numbers; `None` means every stage of the table this GPU can run.
+    pub stages: Option<Vec<u32>>,
+    pub baselines: bool,
+    pub out: PathBuf,
+    pub plots: bool,
+    pub seed: u64,
+    pub max_workspace_gib: f64,
+    pub dry_run: bool,
+    /// How every row, the speed of light and the baselines are timed.
+    pub timing: TimingProtocol,
+}
+
+/// The stages a bench runs: those named (each must exist), or the whole table.
+pub fn select_stages(numbers: Option<&[u32]>) -> Result<Vec<&'static dyn Stage>> {
+    match numbers {
+        None => Ok(STAGES.to_vec()),
+        Some(list) => {
+            if list.is_empty() {
+                bail!("--stages is empty; name at least one stage (see `flashlab list`)");
+            }
+            let mut out: Vec<&'static dyn Stage> = Vec::new();
+            for &n in list {
+                let s = crate::stages::find(n).map_err(anyhow::Error::msg)?;
+                if !out.iter().any(|o| o.info().number == n) {
+                    out.push(s);
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// The stage row name: `2-online-softmax`.
+pub fn stage_name(stage: &dyn Stage) -> String {
+    format!("{}-{}", stage.info().number, stage.info().slug)
+}
+
+/// Checks the sweep for values no stage could run, before any GPU work.
+pub fn validate_sweep(sweep: &Sweep) -> Result<()> {
+    if sweep.seqlens.is_empty() || sweep.dims.is_empty() || sweep.causal.is_empty() {
+        bail!("the sweep is empty: give at least one seqlen, one head dim and one causal setting");
+    }
+    if sweep.tokens == 0 || sweep.heads == 0 {
+        bail!("--tokens and --heads must be at least 1");
+    }
+    for shape in sweep.shapes() {
+        shape
+            .validate()
+            .with_context(|| format!("shape {}", shape_label(&shape)))?;
+    }
+    Ok(())
+}
+
+/// Prints what a bench would run, without a GPU (`--dry-run`).
+pub fn describe_plan(config: &BenchConfig) -> Result<String> {
+    let stages = select_stages(config.stages.as_deref())?;
+    let mut out = String::new();
+    writeln!(
+        out,
+        "shape rule: {}",
+        shape_rule(config.sweep.tokens, config.sweep.heads)
+    )?;
+    let (mut run, mut skip) = (0, 0);
+    for shape in config.sweep.shapes() {
+        for stage in &stages {
+            match plan_row(*stage, &shape, config.max_workspace_gib) {
+                Plan::Run => {
+                    run += 1;
+                    writeln!(
+                        out,
+                        "run   {:<20} {}",
+                        stage_name(*stage),
+                        shape_label(&shape)
+                    )?;
+                }
+                Plan::Skip(why) => {
+                    skip += 1;
+                    writeln!(
+                        out,
+                        "skip  {:<20} {}: {why}",
+                        stage_name(*stage),
+                        shape_label(&shape)
+                    )?;
+                }
+            }
+        }
+    }
+    writeln!(
+        out,
+        "{run} stage rows to run, {skip} skipped; baselines {}",
+        if config.baselines {
+            format!(
+                "on {} shapes if python3 with torch is found",
+                config.sweep.shapes().len()
+            )
+        } else {
+            "not requested".into()
+        }
+    )?;
+    Ok(out)
+}
+
+/// Checks and times one stage on one shape, into `row`.
+pub fn run_row(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    seed: u64,
+    timing: TimingProtocol,
+    mut row: Row,
+) -> Row {
+    let opts = RunOptions {
+        seed: Some(seed),
+        check: true,
+        timing: Some(timing),
+        adjust_inputs: None,
+    };
+    match run_stage(stage, gpu, &row.problem, &opts) {
+        Ok((report, _outputs)) => {
+            if let Some(t) = &report.timing {
+                row.median_ms = Some(t.median_ms);
+                row.min_ms = Some(t.min_ms);
+                row.iterations = Some(t.iterations);
+            }
+            row.tflops = report.tflops;
+            let passed = report.check.as_ref().is_some_and(|c| c.passed);
+            if let Some(c) = &report.check {
+                row.max_abs_error = Some(c.o_max_abs);
+                row.error_bound = Some(c.o_bound);
+                row.check_passed = Some(c.passed);
+                if !c.passed {
+                    row.reason = Some(c.summary());
+                }
+            }
+            row.status = if passed {
+                Status::Ok
+            } else {
+                Status::CheckFailed
+            };
+        }
+        Err(e) => {
+            row.status = Status::Error;
+            row.reason = Some(e.to_string());
+        }
+    }
+    row
+}
+
+impl crate::cli::BenchArgs {
+    /// The bench configuration these flags ask for, defaults filled in.
+    pub fn config(&self) -> BenchConfig {
+        use crate::cli::CausalSweep;
+        let seqlens = self.seqlens.clone().unwrap_or_else(|| {
+            if self.quick {
+                QUICK_SEQLENS.to_vec()
+            } else {
+                DEFAULT_SEQLENS.to_vec()
+            }
+        });
+        let dims = self.dims.clone().unwrap_or_else(|| {
+            if self.quick {
+                QUICK_DIMS.to_vec()
+            } else {
+                DEFAULT_DIMS.to_vec()
+            }
+        });
+        let causal = match self.causal {
+            CausalSweep::Off => vec![false],
+            CausalSweep::On => vec![true],
+            CausalSweep::Both => vec![false, true],
+        };
+        BenchConfig {
+            sweep: Sweep {
+                seqlens,
+                dims,
+                causal,
+                dtype: self.dtype,
+                tokens: self.tokens,
+                heads: self.heads,
+            },
+            stages: self.stages.clone(),
+            baselines: self.baselines,
+            out: self.out.clone(),
+            plots: self.plots,
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+            max_workspace_gib: self.max_workspace_gib,
+            dry_run: self.dry_run,
+            timing: self.timing.timing,
+        }
+    }
+}
