@@ -53,7 +53,7 @@ cuda:
         if [ -n "$c" ] && [ -x "$c" ]; then echo "nvcc found: $c"; exit 0; fi
     done
     echo "no nvcc found: installing the pinned CUDA 13.0 compiler into {{toolchain}}"
-    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "{{toolchain}}" {{cuda_packages}}
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "{{toolchain}}" {{cuda_packages}}
     "{{nvcc_bin}}/nvcc" --version | tail -n 1
 
 # compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem

@@ -4,9 +4,19 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 n="$1"
+# Like ncu.sh and sass.sh: name what is missing and where it usually lives.
+sanitizer=""
+for c in "${COMPUTE_SANITIZER:-}" "$(command -v compute-sanitizer || true)" \
+         "${CUDA_HOME:+$CUDA_HOME/bin/compute-sanitizer}" /usr/local/cuda/bin/compute-sanitizer; do
+    if [ -n "$c" ] && [ -x "$c" ]; then sanitizer="$c"; break; fi
+done
+if [ -z "$sanitizer" ]; then
+    echo "sanitize.sh: compute-sanitizer not found: set COMPUTE_SANITIZER=/path/to/compute-sanitizer, or install the CUDA toolkit (it lives in \$CUDA_HOME/bin; the pip toolchain in .toolchain has none). GPU machines with the toolkit have it." >&2
+    exit 2
+fi
 small=(--batch 1 --heads 2 --kv-heads 1 --seqlen-q 200 --seqlen-k 131 --no-time)
 for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" --dim 64 --causal
-    compute-sanitizer --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" --dim 128 --dtype f16
+    "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" --dim 64 --causal
+    "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" --dim 128 --dtype f16
 done
 echo "sanitize stage $n: no errors"
