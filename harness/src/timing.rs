@@ -1,6 +1,7 @@
 //! Timing with CUDA events: warm up, then time each launch on its own and take the median.
 //! The timed launches are queued behind a gate (a kernel that waits), so they run back to
-//! back and each event pair times the GPU's work, not the host's time to launch it.
+//! back and each event pair times the GPU's work, not the host's time to launch it; the
+//! caller picks that or the older ungated protocol ([`TimingProtocol`], `--timing`).
 
 use crate::error::CudaContext as _;
 use crate::{Gpu, Result};
