@@ -100,7 +100,8 @@ pub enum Error {
     Cublas(String),
 }
 
-fn gib(bytes: usize) -> String {
+/// `3.00 GiB`: how every memory message says sizes.
+pub(crate) fn gib(bytes: usize) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
 }
 

@@ -75,9 +75,9 @@ pub fn run_stage(
     if needed > free {
         return Err(Error::OutOfMemory {
             during: format!(
-                "for stage {} on {problem} (its workspace alone is {:.2} GiB)",
+                "for stage {} on {problem} (its workspace alone is {})",
                 info.label(),
-                scratch_bytes as f64 / (1u64 << 30) as f64
+                crate::error::gib(scratch_bytes)
             ),
             requested_bytes: needed,
             free_bytes: Some(free),
