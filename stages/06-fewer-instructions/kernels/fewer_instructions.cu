@@ -13,6 +13,7 @@
 #include <flashlab/fragments.cuh>
 #include <flashlab/mma.cuh>
 #include <flashlab/smem_tile.cuh>
+#include <flashlab/tile_copy.cuh>
 
 namespace flashlab {
 
@@ -29,36 +30,6 @@ FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
-
-// ANCHOR: load_tile_async
-// Queues the copy of ROWS global rows into a swizzled tile: one 16-byte cp.async per chunk.
-// The trip count is a compile-time constant and each thread keeps its chunk column,
-// stepping down by THREADS / CHUNKS rows (a multiple of 8, so the swizzle's XOR stays the
-// same): the shared-memory side is an immediate offset, the global side one 64-bit add.
-// A tile with rows past `valid` (only the last one, when seqlen is not a multiple of the
-// tile) takes the slow path, where those rows are zero-filled by the copy itself (src-size
-// 0) and the per-row test costs a compare and a select per copy.
-template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
-    constexpr int CHUNKS = D / 8;  // 16-byte chunks per row
-    constexpr int ROW_STEP = THREADS / CHUNKS;
-    static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
-    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
-    const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
-    const T* src = gmem + r0 * stride + c;
-    const long long src_step = ROW_STEP * stride;
-    if (valid >= ROWS) {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), src);
-    } else {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
-            const bool in_range = r0 + i * ROW_STEP < valid;
-            cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src : gmem, in_range);
-        }
-    }
-}
-// ANCHOR_END: load_tile_async
 
 template <typename T, int D>
 __device__ void fewer_instructions_attention(const AttnParams& p) {
@@ -84,16 +55,16 @@ __device__ void fewer_instructions_attention(const AttnParams& p) {
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
-        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
     // ANCHOR_END: issue_kv
 
     // ANCHOR: prologue
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
-    load_tile_async<T, D, BLOCK_Q>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+    load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                    p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);

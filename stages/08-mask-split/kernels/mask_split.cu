@@ -9,6 +9,7 @@
 #include <flashlab/fragments.cuh>
 #include <flashlab/mma.cuh>
 #include <flashlab/smem_tile.cuh>
+#include <flashlab/tile_copy.cuh>
 
 namespace flashlab {
 
@@ -28,28 +29,6 @@ FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
-
-// Stage 6's copy: a compile-time trip count, stepped addresses, zero-fill past `valid`.
-template <typename T, int D, int ROWS>
-__device__ __forceinline__ void load_tile_async(T* tile_smem, const T* gmem, long long stride, int valid) {
-    constexpr int CHUNKS = D / 8;  // 16-byte chunks per row
-    constexpr int ROW_STEP = THREADS / CHUNKS;
-    static_assert(THREADS % CHUNKS == 0 && ROW_STEP % 8 == 0 && ROWS % ROW_STEP == 0, "whole rows per step, 8-row aligned");
-    const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
-    const uint32_t dst0 = smem_addr(tile_smem + tile_offset<D>(r0, c));
-    const T* src = gmem + r0 * stride + c;
-    const long long src_step = ROW_STEP * stride;
-    if (valid >= ROWS) {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), src);
-    } else {
-#pragma unroll
-        for (int i = 0; i < ROWS / ROW_STEP; ++i, src += src_step) {
-            const bool in_range = r0 + i * ROW_STEP < valid;
-            cp_async_16(dst0 + 2 * swizzled_step_rows<D>(0, i * ROW_STEP / 8), in_range ? src : gmem, in_range);
-        }
-    }
-}
 
 // A compile-time int as a value, for the generic lambdas below.
 template <int N>
@@ -80,14 +59,14 @@ __device__ void mask_split_attention(const AttnParams& p) {
     // number of groups after tile t's K (or V) is the same in every iteration.
     auto issue_kv = [&](int tile) {
         const int slot = tile % NSTAGES, kv_start = tile * BLOCK_KV, valid = p.seqlen_k - kv_start;
-        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV, THREADS>(k_smem + slot * BLOCK_KV * D, k_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
-        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
+        if (tile < n_tiles) load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem + slot * BLOCK_KV * D, v_gmem + kv_start * kv_stride, kv_stride, valid);
         cp_async_commit();
     };
 
     // Prologue: Q (in tile 0's K group) and the first NSTAGES - 1 tiles.
-    load_tile_async<T, D, BLOCK_Q>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
+    load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem, static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                    p.seqlen_q - q_start);
 #pragma unroll
     for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
