@@ -26,7 +26,8 @@ struct StageRow {
     number: u32,
     slug: &'static str,
     idea: &'static str,
-    min_compute_capability: String,
+    /// `sm_80+` or `sm_90a`: the GPUs the stage's kernels are built for.
+    gpu: &'static str,
     head_dims: &'static [usize],
     dtypes: Vec<&'static str>,
     compiled: bool,
@@ -41,10 +42,7 @@ fn list(json: bool) -> Result<i32> {
                 number: i.number,
                 slug: i.slug,
                 idea: i.idea,
-                min_compute_capability: format!(
-                    "{}.{}",
-                    i.min_compute_capability.0, i.min_compute_capability.1
-                ),
+                gpu: i.gpu.short_name(),
                 head_dims: i.head_dims,
                 dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
                 compiled: i.kernels.compiled(),
@@ -58,8 +56,8 @@ fn list(json: bool) -> Result<i32> {
     // The slug column is as wide as the longest slug, so the ideas line up.
     let w = rows.iter().map(|r| r.slug.len()).max().unwrap_or(0).max(5);
     println!(
-        "{:>2}  {:<w$} {:<5} {:<9} {:<9} idea",
-        "#", "stage", "sm", "dims", "dtypes"
+        "{:>2}  {:<w$} {:<6} {:<9} {:<9} idea",
+        "#", "stage", "gpu", "dims", "dtypes"
     );
     for r in &rows {
         let dims = r
@@ -69,19 +67,36 @@ fn list(json: bool) -> Result<i32> {
             .collect::<Vec<_>>()
             .join(",");
         println!(
-            "{:>2}  {:<w$} {:<5} {:<9} {:<9} {}",
+            "{:>2}  {:<w$} {:<6} {:<9} {:<9} {}",
             r.number,
             r.slug,
-            r.min_compute_capability,
+            r.gpu,
             dims,
             r.dtypes.join(","),
             r.idea
         );
     }
+    println!(
+        "\ngpu: sm_80+ runs on compute capability 8.0 or newer; sm_90a on Hopper (9.0: H100, H200) only"
+    );
     if rows.iter().any(|r| !r.compiled) {
         println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
     }
     Ok(0)
+}
+
+/// The numbers of the stages `gpu` can run, for the message that refuses one it cannot.
+fn runnable_here(gpu: &Gpu) -> String {
+    let numbers: Vec<String> = STAGES
+        .iter()
+        .filter(|s| s.info().gpu.runs_on(gpu.compute_capability))
+        .map(|s| s.info().number.to_string())
+        .collect();
+    if numbers.is_empty() {
+        "none".into()
+    } else {
+        numbers.join(", ")
+    }
 }
 
 fn stage(args: StageArgs) -> Result<i32> {
@@ -90,6 +105,12 @@ fn stage(args: StageArgs) -> Result<i32> {
     // Refuse bad input before touching the GPU, so the message names the real problem.
     stage.info().validate(&problem)?;
     let gpu = Gpu::open()?;
+    if let Err(e) = gpu.check_stage(stage.info()) {
+        anyhow::bail!(
+            "{e}\nthe stages that run on this GPU: {}",
+            runnable_here(&gpu)
+        );
+    }
     let opts = RunOptions {
         seed: args.seed,
         check: !args.no_check,

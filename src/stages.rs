@@ -15,6 +15,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage07_fa2_shape::STAGE,
     &stage08_mask_split::STAGE,
     &stage09_lean_softmax::STAGE,
+    &stage10_tma::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

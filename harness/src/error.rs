@@ -23,15 +23,15 @@ pub enum Error {
     )]
     NotCompiled { stage: String, reason: String },
 
-    /// Occurs when a stage needs a newer GPU than the one present.
+    /// Occurs when a stage's kernels are not built for the GPU present (too old, or not
+    /// the one architecture a Hopper stage is built for).
     #[error(
-        "stage {stage} needs compute capability {need_major}.{need_minor} or newer; this GPU ({gpu}) is {have_major}.{have_minor}"
+        "stage {stage} needs {needs}; this GPU ({gpu}) has compute capability {have_major}.{have_minor}"
     )]
-    ComputeCapability {
+    WrongGpu {
         stage: String,
         gpu: String,
-        need_major: u32,
-        need_minor: u32,
+        needs: &'static str,
         have_major: u32,
         have_minor: u32,
     },

@@ -3,6 +3,7 @@
 
 use crate::error::CudaContext as _;
 use crate::kernels::Kernel;
+use crate::tma::AttnTensorMaps;
 use crate::{AttnParams, Error, Result, StageInfo};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
@@ -102,12 +103,11 @@ impl Gpu {
 
     /// Refuses a stage this GPU cannot run, naming what it needs.
     pub fn check_stage(&self, info: &StageInfo) -> Result<()> {
-        if self.compute_capability < info.min_compute_capability {
-            return Err(Error::ComputeCapability {
+        if !info.gpu.runs_on(self.compute_capability) {
+            return Err(Error::WrongGpu {
                 stage: info.label(),
                 gpu: self.name.clone(),
-                need_major: info.min_compute_capability.0,
-                need_minor: info.min_compute_capability.1,
+                needs: info.gpu.needs(),
                 have_major: self.compute_capability.0,
                 have_minor: self.compute_capability.1,
             });
@@ -127,6 +127,20 @@ impl Gpu {
         smem_bytes: u32,
         params: &AttnParams,
     ) -> Result<()> {
+        self.launch_with_maps(kernel, grid, block, smem_bytes, params, None)
+    }
+
+    /// [`Gpu::launch`] for the kernels that also take Q's, K's, V's and O's tensor maps
+    /// (the TMA stages: `FLASHLAB_EXPORT_ALL_TMA` in `tma.cuh`).
+    pub fn launch_with_maps(
+        &self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        smem_bytes: u32,
+        params: &AttnParams,
+        maps: Option<&AttnTensorMaps>,
+    ) -> Result<()> {
         // The bound was read when the kernel was loaded: this costs no driver call.
         let threads = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
         if threads != u64::from(kernel.max_threads_per_block()) {
@@ -145,8 +159,12 @@ impl Gpu {
         };
         let mut builder = self.stream.launch_builder(kernel.function());
         builder.arg(params);
-        // SAFETY: every kernel takes exactly one AttnParams by value, and the harness keeps
-        // the buffers its pointers name alive until the stream is synchronized.
+        if let Some(maps) = maps {
+            builder.arg(maps);
+        }
+        // SAFETY: every kernel takes one AttnParams by value, and the TMA kernels the four
+        // tensor maps after it (the caller passes them for those kernels alone); the
+        // harness keeps the buffers they name alive until the stream is synchronized.
         unsafe { builder.launch(cfg) }.during(format!(
             "launching {} with grid {grid:?} block {block:?}",
             kernel.name()

@@ -19,14 +19,16 @@ mod stage;
 pub mod testing;
 pub mod tiled;
 pub mod timing;
+pub mod tma;
 
 pub use error::{Error, Result};
 pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
-pub use stage::{LaunchArgs, Stage, StageInfo};
+pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo};
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
+pub use tma::TmaStage;
 
 /// Re-exported so stage crates need no direct dependency on cudarc for launching.
 pub use cudarc;

@@ -11,7 +11,8 @@ pub struct StageInfo {
     pub slug: &'static str,
     /// The one idea this stage adds over the previous one.
     pub idea: &'static str,
-    pub min_compute_capability: (u32, u32),
+    /// The GPUs its kernels are built for.
+    pub gpu: GpuArch,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
     pub kernels: &'static KernelBundle,
@@ -42,6 +43,48 @@ impl StageInfo {
             });
         }
         Ok(())
+    }
+}
+
+/// Which GPUs a stage's kernels run on, from the architectures its fatbin holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuArch {
+    /// SASS for sm_80 and sm_90a plus compute_80 PTX that newer GPUs compile at load:
+    /// any GPU of compute capability 8.0 or newer.
+    Sm80,
+    /// SASS for sm_90a only (kernel-build's `compile_hopper_stage_kernels_with`): TMA,
+    /// wgmma and setmaxnreg exist on Hopper alone, and sm_90a code runs on compute
+    /// capability 9.0 and no other, not even a newer GPU.
+    Sm90a,
+}
+
+impl GpuArch {
+    pub fn runs_on(self, compute_capability: (u32, u32)) -> bool {
+        match self {
+            GpuArch::Sm80 => compute_capability >= (8, 0),
+            GpuArch::Sm90a => compute_capability == (9, 0),
+        }
+    }
+
+    /// For `flashlab list`'s column.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            GpuArch::Sm80 => "sm_80+",
+            GpuArch::Sm90a => "sm_90a",
+        }
+    }
+
+    /// What a GPU needs to run the stage, for messages and skipped tests.
+    pub fn needs(self) -> &'static str {
+        match self {
+            GpuArch::Sm80 => {
+                "a GPU of compute capability 8.0 or newer (Ampere, Ada, Hopper, Blackwell)"
+            }
+            GpuArch::Sm90a => {
+                "a Hopper GPU (compute capability 9.0: H100, H200, GH200): its kernels use Hopper's own \
+                 instructions (TMA, wgmma) and are built for sm_90a, which no other GPU runs"
+            }
+        }
     }
 }
 

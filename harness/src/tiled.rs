@@ -42,6 +42,14 @@ pub struct ToleratedSpill {
     pub bytes: u32,
 }
 
+/// The spill bytes `kernel` may have under `spills` (0 when none names it).
+pub(crate) fn tolerated(spills: &[ToleratedSpill], kernel: &str) -> u32 {
+    spills
+        .iter()
+        .find(|s| kernel.starts_with(s.kernel_prefix) && kernel.ends_with(s.kernel_suffix))
+        .map_or(0, |s| s.bytes)
+}
+
 /// A stage whose kernels take the one launch above: `<kernel>_<dtype>_d<head_dim>`.
 pub struct TiledStage {
     pub info: &'static StageInfo,
@@ -78,10 +86,7 @@ impl Stage for TiledStage {
     }
 
     fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
-        self.tolerated_spills
-            .iter()
-            .find(|s| kernel.starts_with(s.kernel_prefix) && kernel.ends_with(s.kernel_suffix))
-            .map_or(0, |s| s.bytes)
+        tolerated(self.tolerated_spills, kernel)
     }
 }
 

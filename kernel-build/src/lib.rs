@@ -21,4 +21,7 @@ pub const STATUS_FILE: &str = "nvcc-status.txt";
 /// The first line of the status file when no nvcc was found.
 pub const NO_NVCC: &str = "no-nvcc";
 
-pub use nvcc::{compile_stage_kernels, compile_stage_kernels_with};
+pub use nvcc::{
+    HOPPER_ARCHS, compile_hopper_stage_kernels_with, compile_stage_kernels,
+    compile_stage_kernels_with,
+};

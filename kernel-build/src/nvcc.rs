@@ -135,6 +135,21 @@ pub fn compile_stage_kernels() {
 /// launches with these values, and the kernel's `FLASHLAB_SAME_AS_HOST(NAME)` asserts hold
 /// its own constants to them, so the two cannot drift apart.
 pub fn compile_stage_kernels_with(host_constants: &[(&str, u32)]) {
+    compile(host_constants, None);
+}
+
+/// [`compile_stage_kernels_with`] for a Hopper stage: SASS for `sm_90a` only, whatever
+/// `FLASHLAB_ARCHS` says. Its kernels use instructions no other architecture has (TMA,
+/// wgmma, setmaxnreg), and `sm_90a` code runs on compute capability 9.0 alone, with no
+/// PTX for newer GPUs to JIT: the stage table says so (`harness::GpuArch::Sm90a`).
+pub fn compile_hopper_stage_kernels_with(host_constants: &[(&str, u32)]) {
+    compile(host_constants, Some(HOPPER_ARCHS));
+}
+
+/// What [`compile_hopper_stage_kernels_with`] builds.
+pub const HOPPER_ARCHS: &str = "sm_90a";
+
+fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
     if !host_constants.is_empty() {
         println!("cargo:rerun-if-changed=src/tiles.rs");
     }
@@ -196,7 +211,10 @@ pub fn compile_stage_kernels_with(host_constants: &[(&str, u32)]) {
         }
     };
 
-    let archs_list = std::env::var("FLASHLAB_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string());
+    let archs_list = match fixed_archs {
+        Some(archs) => archs.to_string(),
+        None => std::env::var("FLASHLAB_ARCHS").unwrap_or_else(|_| DEFAULT_ARCHS.to_string()),
+    };
     let archs = parse_archs(&archs_list).unwrap_or_else(|e| panic!("FLASHLAB_ARCHS: {e}"));
 
     let unity = out_dir.join("kernels_unity.cu");

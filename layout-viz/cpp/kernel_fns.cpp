@@ -100,4 +100,18 @@ int fl_swizzled_step_rows(int d, int offset, int row_step8) {
     return -1;
 }
 
+// The TMA stages' tile (smem_tile.cuh: tile_offset_tma), for the tile heights they use;
+// -1 otherwise. Stepping: tma_step_cols / tma_step_rows.
+int fl_tile_offset_tma(int rows, int row, int col) {
+    if (rows == 64) return flashlab::tile_offset_tma<64>(row, col);
+    if (rows == 128) return flashlab::tile_offset_tma<128>(row, col);
+    return -1;
+}
+int fl_tma_step_cols(int rows, int offset, int col_step16) {
+    if (rows == 64) return flashlab::tma_step_cols<64>(offset, col_step16);
+    if (rows == 128) return flashlab::tma_step_cols<128>(offset, col_step16);
+    return -1;
+}
+int fl_tma_step_rows(int offset, int row_step8) { return flashlab::tma_step_rows(offset, row_step8); }
+
 }  // extern "C"

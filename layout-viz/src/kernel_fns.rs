@@ -48,6 +48,9 @@ mod ffi {
         pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
+        pub fn fl_tile_offset_tma(rows: c_int, row: c_int, col: c_int) -> c_int;
+        pub fn fl_tma_step_cols(rows: c_int, offset: c_int, col_step16: c_int) -> c_int;
+        pub fn fl_tma_step_rows(offset: c_int, row_step8: c_int) -> c_int;
         pub fn fl_swizzle_params(k: c_int, b: *mut c_int, m: *mut c_int, s: *mut c_int);
         pub fn fl_ldmatrix_address_of(lane: c_int, matrix: *mut c_int, row: *mut c_int);
         pub fn fl_ldmatrix_element(
@@ -176,6 +179,31 @@ pub fn swizzled_step_rows(d: u32, offset: u64, row_step8: u32) -> Option<u64> {
     let out =
         unsafe { ffi::fl_swizzled_step_rows(d as c_int, offset as c_int, row_step8 as c_int) };
     (out >= 0).then_some(out as u64)
+}
+
+/// The tile heights (rows) whose TMA tiles the host build instantiates.
+pub const TMA_TILE_ROWS: [u32; 2] = [64, 128];
+
+/// `flashlab::tile_offset_tma<rows>(row, col)`: the element offset at which a TMA load
+/// with the 128-byte swizzle leaves (row, col) of a `[rows][d]` tile, loaded as `d / 64`
+/// boxes of 64 columns (stage 10 on). `None` for another tile height.
+pub fn tile_offset_tma(rows: u32, row: u32, col: u32) -> Option<u64> {
+    // SAFETY: pure integer function.
+    let out = unsafe { ffi::fl_tile_offset_tma(rows as c_int, row as c_int, col as c_int) };
+    (out >= 0).then_some(out as u64)
+}
+
+/// `flashlab::tma_step_cols<rows>(offset, k)`: 16·k columns further along a row.
+pub fn tma_step_cols(rows: u32, offset: u64, col_step16: u32) -> Option<u64> {
+    // SAFETY: pure integer function.
+    let out = unsafe { ffi::fl_tma_step_cols(rows as c_int, offset as c_int, col_step16 as c_int) };
+    (out >= 0).then_some(out as u64)
+}
+
+/// `flashlab::tma_step_rows(offset, n)`: 8·n rows further down.
+pub fn tma_step_rows(offset: u64, row_step8: u32) -> u64 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_tma_step_rows(offset as c_int, row_step8 as c_int) as u64 }
 }
 
 /// `flashlab::swizzle<B, M, S>(offset)`, for the instances the kernels use.

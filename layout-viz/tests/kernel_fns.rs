@@ -190,3 +190,61 @@ fn d128_ldmatrix_phase_is_conflict_free_only_when_swizzled() {
         assert_eq!(groups(false).len(), 1, "column {col}");
     }
 }
+
+/// The stage 10 kernel reads its tiles through `tile_offset_tma`; layout-viz's TMA model
+/// (`TmaBox`, the figure of the box landing under the 128-byte swizzle) says where the
+/// copy engine puts each element. They must agree for every element of both tile heights
+/// and both head dims, box by box (a d128 tile is two 64-column boxes, one after the
+/// other). The GPU probe holds the model itself to the hardware.
+#[test]
+fn tma_tile_offsets_are_where_the_tma_model_lands_each_element() {
+    use layout_viz::atoms::{TmaBox, TmaSwizzle};
+    for rows in kernel_fns::TMA_TILE_ROWS {
+        for d in [64u32, 128] {
+            for half in 0..d / 64 {
+                let model = TmaBox::new((rows, d), (rows, 64), (0, 64 * half), 2, TmaSwizzle::B128)
+                    .unwrap();
+                for cell in model.cells() {
+                    let box_base = u64::from(half * rows * 64) * 2;
+                    let got =
+                        kernel_fns::tile_offset_tma(rows, cell.box_row, 64 * half + cell.box_col)
+                            .unwrap();
+                    assert_eq!(
+                        2 * got,
+                        box_base + cell.smem_byte,
+                        "rows {rows} d {d}: element ({}, {})",
+                        cell.box_row,
+                        64 * half + cell.box_col
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The stepping identities stage 10 relies on, over whole tiles: 16 columns along is
+/// `tma_step_cols`, 8 rows down is `tma_step_rows`, from any lane's starting column (0 or 8).
+#[test]
+fn tma_stepping_matches_the_offsets() {
+    for rows in kernel_fns::TMA_TILE_ROWS {
+        for row in 0..8 {
+            for c0 in [0u32, 8] {
+                let start = kernel_fns::tile_offset_tma(rows, row, c0).unwrap();
+                for k in 0..8 {
+                    for n in 0..rows / 8 {
+                        let want =
+                            kernel_fns::tile_offset_tma(rows, row + 8 * n, c0 + 16 * k).unwrap();
+                        let stepped = kernel_fns::tma_step_rows(
+                            kernel_fns::tma_step_cols(rows, start, k).unwrap(),
+                            n,
+                        );
+                        assert_eq!(
+                            stepped, want,
+                            "rows {rows} ({row}, {c0}) + {k} col steps + {n} row steps"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! then O = PV; three kernels, one thread per output element. Book: "Stage 1: naive".
 
 use harness::kernels::kernel_name;
-use harness::{DType, Gpu, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo};
+use harness::{DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo};
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -10,7 +10,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 1,
     slug: "naive",
     idea: "three kernels; the full score matrix S is written to global memory",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

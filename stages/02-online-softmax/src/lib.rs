@@ -3,7 +3,7 @@
 //! the running max and sum. Book: "Stage 2: online softmax".
 
 use harness::kernels::kernel_name;
-use harness::{DType, Gpu, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
+use harness::{DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -11,7 +11,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 2,
     slug: "online-softmax",
     idea: "one fused kernel: K/V tiles stream through shared memory, online softmax in registers",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

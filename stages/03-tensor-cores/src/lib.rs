@@ -2,7 +2,7 @@
 //! fragments held in registers, P handed from the S accumulator to the PV product in
 //! registers. Shared memory is still row-major. Book: "Stage 3: tensor cores".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 3,
     slug: "tensor-cores",
     idea: "mma.sync + ldmatrix; Q and P stay in registers; shared memory still row-major",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -2,7 +2,7 @@
 //! and the global-to-shared stores have no bank conflicts. Book: "Stage 4: swizzled
 //! shared memory".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 4,
     slug: "swizzle",
     idea: "XOR-swizzled shared memory: no bank conflicts on ldmatrix or on the tile stores",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -2,7 +2,7 @@
 //! into a ring of slots while the warps compute on an earlier tile.
 //! Book: "Stage 5: cp.async pipelining".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 5,
     slug: "cp-async",
     idea: "cp.async: K/V tiles copied straight into a ring of shared-memory slots while the warps compute on an earlier tile",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -2,7 +2,7 @@
 //! instead of recomputed, fixed-trip copies and the softmax scale folded into `exp2`.
 //! Book: "Stage 6: fewer instructions per mma".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 6,
     slug: "fewer-instructions",
     idea: "fewer instructions per mma: ldmatrix.x4, addresses stepped not recomputed, fixed-trip copies, the scale folded into exp2",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -2,7 +2,7 @@
 //! so each K and V fragment feeds two `mma`s; Q is re-read from shared memory.
 //! Book: "Stage 7: FlashAttention-2's work shape".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 7,
     slug: "fa2-shape",
     idea: "FlashAttention-2's work shape: two m16 row tiles per warp, so each K/V fragment feeds two mma",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

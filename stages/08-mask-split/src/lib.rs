@@ -2,7 +2,7 @@
 //! the unmasked tiles run one block of straight-line code.
 //! Book: "Stage 8: masked tiles apart".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 8,
     slug: "mask-split",
     idea: "masked tiles apart: the common, unmasked tile is one block of straight-line code",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

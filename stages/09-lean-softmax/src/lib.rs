@@ -2,7 +2,7 @@
 //! rescale and P one k-step at a time beside its P V products (the last two at d128).
 //! Book: "Stage 9: a lean softmax".
 
-use harness::{DType, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
 
 pub mod tiles;
 
@@ -12,7 +12,7 @@ pub static INFO: StageInfo = StageInfo {
     number: 9,
     slug: "lean-softmax",
     idea: "a lean softmax: one barrier per tile, row sums on the tensor cores, lazy rescale, P a k-step at a time",
-    min_compute_capability: (8, 0),
+    gpu: GpuArch::Sm80,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

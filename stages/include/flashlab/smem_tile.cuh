@@ -58,4 +58,25 @@ FL_HOST_DEVICE int swizzled_step_rows(int offset, int row_step8) {
 }
 // ANCHOR_END: stepping
 
+// ANCHOR: tma_tile
+// The layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B (stage 10 on). A box row may span
+// at most the swizzle's 128 bytes, 64 16-bit elements, so a [ROWS][D] tile arrives as D / 64
+// boxes of [ROWS][64], one after another; inside each, the copy engine XORs the 16-byte
+// chunk index (byte bits 4..6) with the 128-byte row index (bits 7..9): Swizzle<3,4,3> on
+// bytes, which is Swizzle<3,3,3> on 16-bit offsets. At D = 64 this is stage 4's layout; at
+// D = 128 the two 64-column halves are separate boxes instead of one 256-byte row.
+template <int ROWS>
+FL_HOST_DEVICE int tile_offset_tma(int row, int col) {
+    return (col / 64) * (ROWS * 64) + swizzle<3, 3, 3>(row * 64 + col % 64);
+}
+// Stepping, as for stage 4's tile: 16 columns further is an XOR inside a box (steps 0..3)
+// and ROWS * 64 elements to the next box, a constant the compiler folds into the address;
+// 8 rows further is + 8 * 64.
+template <int ROWS>
+FL_HOST_DEVICE int tma_step_cols(int offset, int col_step16) {
+    return (offset ^ (16 * (col_step16 & 3))) + ROWS * 64 * (col_step16 >> 2);
+}
+FL_HOST_DEVICE int tma_step_rows(int offset, int row_step8) { return offset + 8 * 64 * row_step8; }
+// ANCHOR_END: tma_tile
+
 }  // namespace flashlab

@@ -1,0 +1,183 @@
+//! Tensor maps for the TMA stages: what the copy engine needs to know about a tensor (its
+//! address, sizes, strides, the box it moves, the swizzle it applies), encoded once on the
+//! host by the driver and passed to the kernel by value.
+//!
+//! The stages' tensors are all `[batch][seqlen][heads][head_dim]` of 16-bit elements, and
+//! every map here is the same 4-D view of one: dimensions `(head_dim, heads, seqlen,
+//! batch)`, innermost first, and a box of 64 columns (128 bytes, the swizzle's span) by one
+//! head by `rows` positions by one batch. A kernel loads a `[rows][head_dim]` tile as
+//! `head_dim / 64` such boxes at columns 0, 64, ... (`tma.cuh`, book: "Stage 10: TMA and
+//! mbarriers"). Because the sequence is its own dimension, rows past `seqlen` are out of
+//! the tensor: loads fill them with zeros and stores drop them, with no predicate.
+
+use crate::error::CudaContext as _;
+use crate::kernels::kernel_name;
+use crate::{
+    AttnParams, DType, Error, Gpu, LaunchArgs, QTiles, Result, Stage, StageInfo, ToleratedSpill,
+};
+use cudarc::driver::DeviceRepr;
+use cudarc::driver::sys::{
+    self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
+    CUtensorMapL2promotion, CUtensorMapSwizzle,
+};
+
+/// Columns per box: 128 bytes of 16-bit elements, the most a 128-byte swizzle allows.
+pub const BOX_COLS: u32 = 64;
+
+/// One encoded tensor map, `CUtensorMap`: 128 opaque bytes (`TensorMap` in `tma.cuh`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct TensorMap(sys::CUtensorMap);
+
+/// The four maps a TMA kernel takes after [`AttnParams`], in `AttnTensorMaps`'s order.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct AttnTensorMaps {
+    pub q: TensorMap,
+    pub k: TensorMap,
+    pub v: TensorMap,
+    pub o: TensorMap,
+}
+
+// SAFETY: plain bytes the driver wrote, laid out as `tma.cuh`'s structs (4 x 128 bytes,
+// pinned there by a static_assert and here by a test); passed by value as a
+// `__grid_constant__` parameter.
+unsafe impl DeviceRepr for AttnTensorMaps {}
+
+impl TensorMap {
+    /// The map of a `[batch][seqlen][heads][head_dim]` tensor at device address `ptr`,
+    /// moved in boxes of `rows` x 64 columns with the 128-byte swizzle.
+    pub fn bshd(
+        ptr: u64,
+        dtype: DType,
+        (batch, seqlen, heads, head_dim): (usize, usize, usize, usize),
+        rows: u32,
+    ) -> Result<TensorMap> {
+        if head_dim % BOX_COLS as usize != 0 {
+            return Err(Error::InvalidProblem(format!(
+                "a TMA tile is loaded in boxes of {BOX_COLS} columns, so head dim {head_dim} must be a multiple of {BOX_COLS}"
+            )));
+        }
+        let elem = 2u64; // both dtypes are 16-bit
+        let data_type = match dtype {
+            DType::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        };
+        let dims = [head_dim as u64, heads as u64, seqlen as u64, batch as u64];
+        // Byte strides of every dimension but the innermost (the driver's convention).
+        let strides = [
+            head_dim as u64 * elem,
+            (heads * head_dim) as u64 * elem,
+            (seqlen * heads * head_dim) as u64 * elem,
+        ];
+        let boxdim = [BOX_COLS, 1, rows, 1];
+        let element_strides = [1u32; 4];
+        let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+        // SAFETY: every array holds the rank's (4) entries, and `map` is written by the call.
+        unsafe {
+            sys::cuTensorMapEncodeTiled(
+                map.as_mut_ptr(),
+                data_type,
+                4,
+                ptr as *mut std::ffi::c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxdim.as_ptr(),
+                element_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                // Zeros, not NaN: a key row past seqlen_k must not poison P V (its P is 0).
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        }
+        .result()
+        .during(format!(
+            "encoding a tensor map of {dims:?} (innermost first) with a box of {boxdim:?}"
+        ))?;
+        // SAFETY: the driver returned success, so it wrote the map.
+        Ok(TensorMap(unsafe { map.assume_init() }))
+    }
+}
+
+impl AttnTensorMaps {
+    /// Q and O in boxes of `q_rows` query rows, K and V in boxes of `kv_rows` keys, for
+    /// the buffers `params` names.
+    pub fn new(params: &AttnParams, dtype: DType, q_rows: u32, kv_rows: u32) -> Result<Self> {
+        let (b, h, kvh, d) = (
+            params.batch as usize,
+            params.heads as usize,
+            params.kv_heads as usize,
+            params.head_dim as usize,
+        );
+        let q_shape = (b, params.seqlen_q as usize, h, d);
+        let kv_shape = (b, params.seqlen_k as usize, kvh, d);
+        Ok(AttnTensorMaps {
+            q: TensorMap::bshd(params.q, dtype, q_shape, q_rows)?,
+            k: TensorMap::bshd(params.k, dtype, kv_shape, kv_rows)?,
+            v: TensorMap::bshd(params.v, dtype, kv_shape, kv_rows)?,
+            o: TensorMap::bshd(params.o, dtype, q_shape, q_rows)?,
+        })
+    }
+}
+
+/// A stage whose kernels load through TMA: [`TiledStage`](crate::TiledStage)'s grid and
+/// tiles, the tensor maps after the parameters, and 1 KiB more shared memory so the kernel
+/// can align its tiles to the 1024 bytes a 128-byte swizzle needs.
+pub struct TmaStage {
+    pub info: &'static StageInfo,
+    /// The exported kernel's prefix (`FLASHLAB_EXPORT_ALL_TMA(prefix, ...)`).
+    pub kernel: &'static str,
+    pub tiles: QTiles,
+    pub tolerated_spills: &'static [ToleratedSpill],
+}
+
+/// Slack for aligning dynamic shared memory (16-byte aligned) to 1024 bytes.
+pub const SMEM_ALIGN_SLACK: u32 = 1024;
+
+impl Stage for TmaStage {
+    fn info(&self) -> &'static StageInfo {
+        self.info
+    }
+
+    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
+        let p = &args.problem.shape;
+        let t = self.tiles;
+        let grid = (
+            (p.seqlen_q as u32).div_ceil(t.block_q),
+            p.heads as u32,
+            p.batch as u32,
+        );
+        let function = self.info.kernels.function(
+            gpu,
+            &kernel_name(self.kernel, args.problem.dtype, p.head_dim),
+        )?;
+        let maps = AttnTensorMaps::new(&args.params, args.problem.dtype, t.block_q, t.block_kv)?;
+        gpu.launch_with_maps(
+            &function,
+            grid,
+            (t.threads(), 1, 1),
+            t.smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK,
+            &args.params,
+            Some(&maps),
+        )
+    }
+
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        crate::tiled::tolerated(self.tolerated_spills, kernel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `tma.cuh` static_asserts the same: four 128-byte maps, in order, after AttnParams.
+    #[test]
+    fn layout_matches_the_c_struct() {
+        assert_eq!(std::mem::size_of::<TensorMap>(), 128);
+        assert_eq!(std::mem::size_of::<AttnTensorMaps>(), 512);
+        assert_eq!(std::mem::offset_of!(AttnTensorMaps, k), 128);
+        assert_eq!(std::mem::offset_of!(AttnTensorMaps, o), 384);
+    }
+}

@@ -1,0 +1,338 @@
+// Stage 10, TMA and mbarriers: stage 9's compute, unchanged, with every copy handed to
+// Hopper's tensor memory accelerator (book: "Stage 10: TMA and mbarriers"). One thread
+// names a tile by its coordinates in the tensor; the copy engine moves it, applies the
+// 128-byte swizzle on the way and counts its bytes on an mbarrier, which the warps wait on.
+// The 128 threads no longer compute addresses or issue 16-byte copies, and a tile past the
+// end of the sequence arrives zero-filled without a predicate. O goes out the same way:
+// through shared memory and one TMA store.
+#include <flashlab/common.cuh>
+#include <flashlab/fragments.cuh>
+#include <flashlab/mbarrier.cuh>
+#include <flashlab/mma.cuh>
+#include <flashlab/smem_tile.cuh>
+#include <flashlab/tma.cuh>
+
+namespace flashlab {
+
+// ANCHOR: tiles
+constexpr int WARPS = 4;
+constexpr int THREADS = WARPS * 32;
+constexpr int MT = 2;  // m16 row tiles per warp: 32 query rows each
+constexpr int BLOCK_Q = WARPS * 16 * MT;
+constexpr int BLOCK_KV = 64;
+constexpr int NSTAGES = 2;  // ring depth: the slot of tile t-1 is refilled with tile t + NSTAGES - 1
+// ANCHOR_END: tiles
+FLASHLAB_SAME_AS_HOST(NSTAGES);
+FLASHLAB_SAME_AS_HOST(WARPS);
+FLASHLAB_SAME_AS_HOST(BLOCK_Q);
+FLASHLAB_SAME_AS_HOST(BLOCK_KV);
+
+// A compile-time int as a value, for the generic lambdas below.
+template <int N>
+struct Int {
+    static constexpr int value = N;
+};
+
+template <typename T, int D>
+__device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
+    // ANCHOR: smem
+    // The 128-byte swizzle repeats every 1024 bytes and the copy engine swizzles by address
+    // bits, so each tile must start 1024-byte aligned; dynamic shared memory is only
+    // guaranteed 16, so the harness asks for 1 KiB more and the kernel aligns by hand.
+    extern __shared__ unsigned char smem_unaligned[];
+    unsigned char* smem = smem_unaligned + ((1024 - smem_addr(smem_unaligned) % 1024) % 1024);
+    T* q_smem = reinterpret_cast<T*>(smem);       // [D/64][BLOCK_Q][64], then O on its way out
+    T* k_smem = q_smem + BLOCK_Q * D;             // [NSTAGES][D/64][BLOCK_KV][64]
+    T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;  // [NSTAGES][D/64][BLOCK_KV][64]
+    // One barrier for Q, one per ring slot for its K and V tiles together.
+    __shared__ uint64_t q_full, kv_full[NSTAGES];
+    // ANCHOR_END: smem
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int q_start = blockIdx.x * BLOCK_Q;
+    const int h = blockIdx.y, b = blockIdx.z, kv_head = kv_head_of(p, h);
+
+    int kv_end = p.seqlen_k;
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    const int n_tiles = ceil_div(kv_end, BLOCK_KV);
+
+    // ANCHOR: issue
+    // One thread issues every copy. A [ROWS][D] tile is D / 64 boxes of 64 columns (the
+    // swizzle span), at coordinates (column, head, row, batch) of the [batch][seqlen][heads][D]
+    // tensor. The tensor map knows each tensor's seqlen, so rows past it arrive as zeros.
+    const bool leader = threadIdx.x == 0;
+    auto load_tile = [&](T* tile_smem, const TensorMap* map, uint64_t* bar, int rows, int head, int row0) {
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c) tma_load_4d(tile_smem + c * rows * 64, map, bar, c * 64, head, row0, b);
+    };
+    // Tile `tile`'s K and V into its slot: one arrival that expects both tiles' bytes (the
+    // zero-filled ones count too), then the copies, which complete the phase as they land.
+    auto issue_kv = [&](int tile) {
+        if (!leader || tile >= n_tiles) return;
+        const int slot = tile % NSTAGES;
+        mbarrier_arrive_expect_tx(&kv_full[slot], 2 * BLOCK_KV * D * sizeof(T));
+        load_tile(k_smem + slot * BLOCK_KV * D, &maps.k, &kv_full[slot], BLOCK_KV, kv_head, tile * BLOCK_KV);
+        load_tile(v_smem + slot * BLOCK_KV * D, &maps.v, &kv_full[slot], BLOCK_KV, kv_head, tile * BLOCK_KV);
+    };
+
+    // Prologue: the barriers, made visible to the copy engine and then to every thread; Q;
+    // the first NSTAGES - 1 tiles.
+    if (leader) {
+        mbarrier_init(&q_full, 1);
+#pragma unroll
+        for (int s = 0; s < NSTAGES; ++s) mbarrier_init(&kv_full[s], 1);
+        mbarrier_init_fence();
+        mbarrier_arrive_expect_tx(&q_full, BLOCK_Q * D * sizeof(T));
+        load_tile(q_smem, &maps.q, &q_full, BLOCK_Q, h, q_start);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < NSTAGES - 1; ++s) issue_kv(s);
+    // ANCHOR_END: issue
+
+    // ANCHOR: per_head_dim
+    // What pays at D = 128 but not at D = 64 (the chapter's measurements): the lazy rescale
+    // and P one k-step at a time.
+    constexpr bool LAZY = D >= 128;
+    constexpr bool CHUNKED = D >= 128;
+    // ANCHOR_END: per_head_dim
+
+    // Per lane and m16 tile m: rows g and g + 8 of the tile, so [MT][2] of each row state.
+    float o_rmem[MT][D / 8][4] = {};
+    float row_max[MT][2];  // in scaled log2 units
+    // The row sums as the C fragment of P times ones: every column holds the whole row's sum.
+    float l_frag[MT][4] = {};
+    float rescale_o[MT][2];  // LAZY: O's factor, applied just before P V
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) row_max[m][r] = -CUDART_INF_F;
+    // The query row of this lane's row r of m16 tile m, computed where it is needed (the
+    // mask and the epilogue) rather than kept in registers across the loop.
+    auto q_row = [&](int m, int r) { return q_start + (warp * MT + m) * 16 + quad_group(lane) + 8 * r; };
+    // Where lane's ldmatrix.x4 address for Q's A fragment (m16 tile m, k-step kk) points:
+    // stepped from the lane's first address like K's and V's.
+    // The tiles are in TMA's layout now (smem_tile.cuh: tile_offset_tma), stepped the same way.
+    const int q_off0 = tile_offset_tma<BLOCK_Q>(warp * MT * 16 + lane % 16, (lane / 16) * 8);
+    auto q_frag_addr = [&](int m, int kk) {
+        return smem_addr(q_smem + tma_step_cols<BLOCK_Q>(tma_step_rows(q_off0, 2 * m), kk));
+    };
+    const int k_off0 = tile_offset_tma<BLOCK_KV>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
+    const int v_off0 = tile_offset_tma<BLOCK_KV>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
+
+    // S = Q K^T. Each K fragment of an ldmatrix.x4 feeds both m16 tiles of the warp.
+    float s_rmem[MT][BLOCK_KV / 8][4];
+    uint32_t p_rmem[MT][BLOCK_KV / 16][4];
+    auto qk = [&](const T* k_tile) {
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; ++n)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) s_rmem[m][n][e] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk) {
+            uint32_t q_frag[MT][4];
+#pragma unroll
+            for (int m = 0; m < MT; ++m) ldmatrix_x4(q_frag[m], q_frag_addr(m, kk));
+#pragma unroll
+            for (int n = 0; n < BLOCK_KV / 8; n += 2) {
+                uint32_t kb[4];
+                ldmatrix_x4(kb, smem_addr(k_tile + tma_step_rows(tma_step_cols<BLOCK_KV>(k_off0, kk), n)));
+#pragma unroll
+                for (int m = 0; m < MT; ++m) {
+                    mma_m16n8k16<T>(s_rmem[m][n], q_frag[m], kb[0], kb[1]);
+                    mma_m16n8k16<T>(s_rmem[m][n + 1], q_frag[m], kb[2], kb[3]);
+                }
+            }
+        }
+    };
+
+    // The online softmax of m16 tile M, in two parts. max_and_rescale: the mask (only where
+    // MASKED says so), the row max, the rescale of the row sum and of O. probabilities: P's
+    // k-step kk (keys 16 kk .. 16 kk + 15) in registers, as P V's A fragment.
+    float m_base[MT][2];  // what the exponent subtracts: the row max, 0 for a row with none
+    auto max_and_rescale = [&](auto M, auto MASKED, int kv_start) {
+        constexpr int m = decltype(M)::value;
+        float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
+#pragma unroll
+        for (int n = 0; n < BLOCK_KV / 8; ++n) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                if constexpr (decltype(MASKED)::value) {
+                    const int j = kv_start + n * 8 + mma_m16n8_c(lane, e).col;
+                    if (j >= p.seqlen_k || (p.causal && j >= causal_key_end(p, q_row(m, e / 2)))) s_rmem[m][n][e] = -CUDART_INF_F;
+                }
+                tile_max[e / 2] = fmaxf(tile_max[e / 2], s_rmem[m][n][e]);
+            }
+        }
+        // ANCHOR: rescale
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float tile_max_scaled = quad_max(tile_max[r]) * p.scale_log2;
+            float m_new = fmaxf(row_max[m][r], tile_max_scaled);
+            // LAZY: keep the old max unless the new one is more than 8 larger (log2 units), so
+            // P stays below 2^8, exact in bf16 and f16, and after the first tiles O's rescale
+            // is almost always skipped.
+            if constexpr (LAZY) m_new = tile_max_scaled > row_max[m][r] + 8.f ? m_new : row_max[m][r];
+            m_base[m][r] = m_new == -CUDART_INF_F ? 0.f : m_new;  // fully masked so far: avoid -inf - -inf
+            const float rescale = fast_exp2(row_max[m][r] - m_base[m][r]);
+            row_max[m][r] = m_new;
+            l_frag[m][2 * r] *= rescale;
+            if constexpr (LAZY) {
+                rescale_o[m][r] = rescale;
+            } else {
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n) {
+                    o_rmem[m][n][2 * r] *= rescale;
+                    o_rmem[m][n][2 * r + 1] *= rescale;
+                }
+            }
+        }
+        // ANCHOR_END: rescale
+    };
+
+    // ANCHOR: probabilities
+    // P's k-step kk, and its row sums on the tensor cores: P times a B fragment of ones
+    // leaves each row's sum over the k-step's 16 keys in every column of C, the whole row's
+    // and not one lane's, so no shuffles either; and the sum is of P as rounded for P V.
+    auto probabilities = [&](auto M, int kk) {
+        constexpr int m = decltype(M)::value;
+#pragma unroll
+        for (int n = 2 * kk; n < 2 * kk + 2; ++n)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; ++h2)
+                p_rmem[m][kk][(n % 2) * 2 + h2] = pack2<T>(fast_exp2(fmaf(s_rmem[m][n][2 * h2], p.scale_log2, -m_base[m][h2])),
+                                                           fast_exp2(fmaf(s_rmem[m][n][2 * h2 + 1], p.scale_log2, -m_base[m][h2])));
+        mma_m16n8k16<T>(l_frag[m], p_rmem[m][kk], ones2<T>(), ones2<T>());
+    };
+    // ANCHOR_END: probabilities
+
+    // O += P V, one k-step: each V fragment feeds both m16 tiles.
+    auto pv_step = [&](const T* v_tile, int kk) {
+#pragma unroll
+        for (int n = 0; n < D / 8; n += 2) {
+            uint32_t vb[4];
+            ldmatrix_x4_trans(vb, smem_addr(v_tile + tma_step_rows(tma_step_cols<BLOCK_KV>(v_off0, n / 2), 2 * kk)));
+#pragma unroll
+            for (int m = 0; m < MT; ++m) {
+                mma_m16n8k16<T>(o_rmem[m][n], p_rmem[m][kk], vb[0], vb[1]);
+                mma_m16n8k16<T>(o_rmem[m][n + 1], p_rmem[m][kk], vb[2], vb[3]);
+            }
+        }
+    };
+
+    auto needs_mask = [&](int kv_start) {
+        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+    };
+    // ANCHOR: rescale_o_lazily
+    // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
+    // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
+    auto rescale_o_lazily = [&]() {
+        bool needed = false;
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) needed |= rescale_o[m][r] != 1.f;
+        if (__any_sync(0xffffffff, needed)) {
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) o_rmem[m][n][e] *= rescale_o[m][e / 2];
+        }
+    };
+    // ANCHOR_END: rescale_o_lazily
+
+    mbarrier_wait(&q_full, 0);
+    for (int t = 0; t < n_tiles; ++t) {
+        // ANCHOR: ring
+        // After the block barrier every warp is done with tile t-1, whose slot now receives
+        // tile t + NSTAGES - 1; then each thread waits for tile t's phase of its slot: the
+        // slot's n-th use completes its barrier's n-th phase, of parity n % 2.
+        __syncthreads();
+        issue_kv(t + NSTAGES - 1);
+        mbarrier_wait(&kv_full[t % NSTAGES], (t / NSTAGES) % 2);
+        // ANCHOR_END: ring
+        const int kv_start = t * BLOCK_KV;
+        const T* k_smem_t = k_smem + (t % NSTAGES) * BLOCK_KV * D;  // this tile's slot
+        const T* v_smem_t = v_smem + (t % NSTAGES) * BLOCK_KV * D;
+
+        // ANCHOR: order
+        // The whole tile, P V included, is straight-line code.
+        auto tile = [&](auto MASKED) {
+            qk(k_smem_t);
+            if constexpr (CHUNKED) {
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+                max_and_rescale(Int<1>{}, MASKED, kv_start);
+                if constexpr (LAZY) rescale_o_lazily();
+                // ANCHOR: chunked
+                // P V's step kk needs only P's step kk, so ptxas can issue the 16 MUFU.EX2
+                // of step kk + 1 between the 34 HMMAs of step kk: the special-function unit
+                // and the tensor cores work at once inside one warp.
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
+                    probabilities(Int<0>{}, kk);
+                    probabilities(Int<1>{}, kk);
+                    pv_step(v_smem_t, kk);
+                }
+                // ANCHOR_END: chunked
+            } else {
+                max_and_rescale(Int<0>{}, MASKED, kv_start);
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(Int<0>{}, kk);
+                max_and_rescale(Int<1>{}, MASKED, kv_start);
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) probabilities(Int<1>{}, kk);
+                if constexpr (LAZY) rescale_o_lazily();
+#pragma unroll
+                for (int kk = 0; kk < BLOCK_KV / 16; ++kk) pv_step(v_smem_t, kk);
+            }
+        };
+        if (needs_mask(kv_start))
+            tile(Int<1>{});
+        else
+            tile(Int<0>{});
+        // ANCHOR_END: order
+    }
+
+    // ANCHOR: epilogue
+    // Finalize: divide by the row sums (whole already), write O into Q's tile (each warp into
+    // the rows that only it read) and the LSE straight to global memory.
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float sum = l_frag[m][2 * r];
+            const float inv_sum = sum > 0.f ? 1.f / sum : 1.f;  // fully masked: O stays 0
+            const int row = q_row(m, r) - q_start;
+#pragma unroll
+            for (int n = 0; n < D / 8; ++n) {
+                const int col = n * 8 + mma_m16n8_c(lane, 0).col;
+                *reinterpret_cast<uint32_t*>(q_smem + tile_offset_tma<BLOCK_Q>(row, col)) =
+                    pack2<T>(o_rmem[m][n][2 * r] * inv_sum, o_rmem[m][n][2 * r + 1] * inv_sum);
+            }
+            if (q_row(m, r) >= p.seqlen_q) continue;
+            if (quad_lane(lane) == 0)
+                p.lse[lse_index(p, b, h, q_row(m, r))] = sum > 0.f ? (row_max[m][r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+        }
+    }
+    // The TMA store reads the tile through the async proxy: each thread fences its writes,
+    // the barrier gathers them, one thread stores (rows past seqlen_q are dropped) and waits
+    // until the copy has read shared memory before the block may exit.
+    fence_proxy_async_smem();
+    __syncthreads();
+    if (leader) {
+#pragma unroll
+        for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, q_smem + c * BLOCK_Q * 64, c * 64, h, q_start, b);
+        tma_store_commit();
+        tma_store_wait_read();
+    }
+    // ANCHOR_END: epilogue
+}
+
+}  // namespace flashlab
+
+using flashlab::tma_attention;
+FLASHLAB_EXPORT_ALL_TMA(tma, tma_attention, flashlab::THREADS)
