@@ -16,6 +16,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage08_mask_split::STAGE,
     &stage09_lean_softmax::STAGE,
     &stage10_tma::STAGE,
+    &stage11_wgmma::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -70,22 +70,52 @@ impl TensorMap {
             (heads * head_dim) as u64 * elem,
             (seqlen * heads * head_dim) as u64 * elem,
         ];
-        let boxdim = [BOX_COLS, 1, rows, 1];
-        let element_strides = [1u32; 4];
+        TensorMap::tiled(
+            ptr,
+            data_type,
+            &dims,
+            &strides,
+            &[BOX_COLS, 1, rows, 1],
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        )
+    }
+
+    /// Any tiled map: `dims` innermost first, `byte_strides` for every dimension but the
+    /// innermost, a box of `boxdim` elements, zero fill outside the tensor. The stages use
+    /// [`TensorMap::bshd`]; the TMA probe (stage 10's tests) maps a 2-D tensor under every
+    /// swizzle mode.
+    pub fn tiled(
+        ptr: u64,
+        data_type: CUtensorMapDataType,
+        dims: &[u64],
+        byte_strides: &[u64],
+        boxdim: &[u32],
+        swizzle: CUtensorMapSwizzle,
+    ) -> Result<TensorMap> {
+        let rank = dims.len();
+        if !(1..=5).contains(&rank) || byte_strides.len() + 1 != rank || boxdim.len() != rank {
+            return Err(Error::InvalidProblem(format!(
+                "a tensor map needs 1 to 5 dimensions, one stride fewer and one box size each: got {rank} dims, {} strides, {} box sizes",
+                byte_strides.len(),
+                boxdim.len()
+            )));
+        }
+        let element_strides = vec![1u32; rank];
         let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-        // SAFETY: every array holds the rank's (4) entries, and `map` is written by the call.
+        // SAFETY: the arrays hold `rank` entries (strides rank - 1), and `map` is written by
+        // the call.
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 map.as_mut_ptr(),
                 data_type,
-                4,
+                rank as u32,
                 ptr as *mut std::ffi::c_void,
                 dims.as_ptr(),
-                strides.as_ptr(),
+                byte_strides.as_ptr(),
                 boxdim.as_ptr(),
                 element_strides.as_ptr(),
                 CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                swizzle,
                 CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 // Zeros, not NaN: a key row past seqlen_k must not poison P V (its P is 0).
                 CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
@@ -99,6 +129,9 @@ impl TensorMap {
         Ok(TensorMap(unsafe { map.assume_init() }))
     }
 }
+
+// SAFETY: 128 bytes the driver wrote (`TensorMap` in `tma.cuh`), passed by value.
+unsafe impl DeviceRepr for TensorMap {}
 
 impl AttnTensorMaps {
     /// Q and O in boxes of `q_rows` query rows, K and V in boxes of `kv_rows` keys, for

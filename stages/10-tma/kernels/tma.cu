@@ -299,7 +299,9 @@ __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
 
     // ANCHOR: epilogue
     // Finalize: divide by the row sums (whole already), write O into Q's tile (each warp into
-    // the rows that only it read) and the LSE straight to global memory.
+    // the rows that only it read) and the LSE straight to global memory. A lane's ldmatrix
+    // read rows that other lanes now overwrite: the warp synchronizes first.
+    __syncwarp();
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
 #pragma unroll

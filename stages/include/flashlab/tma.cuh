@@ -36,6 +36,12 @@ __device__ __forceinline__ void tma_load_4d(void* dst, const TensorMap* map, uin
         : "memory");
 }
 // ANCHOR_END: tma_load
+// The same for a 2-D tensor map (the probe's).
+__device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uint64_t* bar, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+                 ::"r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
+                 : "memory");
+}
 
 // ANCHOR: tma_store
 // Stores a box from shared memory to the tensor; elements outside it are dropped. Stores

@@ -1,0 +1,32 @@
+//! Stage 11 — wgmma: stage 10's TMA loads and softmax with both products on Hopper's
+//! warpgroup MMA, S = Q K^T from shared memory (SS) and O += P V with P in registers (RS).
+//! Hopper only (sm_90a). Book: "Stage 11: wgmma".
+
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TmaStage};
+
+pub mod tiles;
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 11,
+    slug: "wgmma",
+    idea: "wgmma: a warpgroup's asynchronous products, S from shared memory, P from registers",
+    gpu: GpuArch::Sm90a,
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+/// Two warpgroups, a 128-row Q tile and a ring of `NSTAGES` 128-key K and V tiles.
+pub static STAGE: TmaStage = TmaStage {
+    info: &INFO,
+    kernel: "wgmma",
+    tiles: QTiles {
+        warps: tiles::WARPS,
+        block_q: tiles::BLOCK_Q,
+        block_kv: tiles::BLOCK_KV,
+        kv_slots: tiles::NSTAGES,
+    },
+    tolerated_spills: &[],
+};

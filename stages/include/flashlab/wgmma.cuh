@@ -1,0 +1,123 @@
+// wgmma.cuh: Hopper's warpgroup matrix multiply, one wrapper per PTX instruction. A
+// warpgroup (4 consecutive warps, the first a multiple of 4) issues one wgmma.mma_async
+// for a 64 x N x 16 product; B always comes from shared memory through a 64-bit matrix
+// descriptor, A from shared memory too (SS) or from registers (RS). The products run
+// asynchronously: fence, commit and wait order them against ordinary instructions.
+// Book: "Stage 11: wgmma", sections "A warpgroup" and "The descriptor".
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "mma.cuh"  // smem_addr
+
+namespace flashlab {
+
+// ANCHOR: descriptor
+// The matrix descriptor of a tile in shared memory that TMA wrote with the 128-byte swizzle
+// (smem_tile.cuh: tile_offset_tma): its start address, two strides, the swizzle mode. All
+// four fields count 16-byte units. The pattern is 8 rows of 128 bytes (1024 bytes), which
+// is why tiles start 1024-byte aligned and the "base offset" bits stay 0.
+//   K-major (the reduction dimension contiguous: Q and K for S = Q K^T): an instruction
+//     reads 16 elements, 32 bytes, of each row, inside one 128-byte row, so only the stride
+//     between 8-row groups matters (SBO = 1024 bytes); LBO is unused, by convention 1.
+//     The next k-step starts 32 bytes further; the next 64 columns, a whole box further.
+//   MN-major (N contiguous: V for O = P V, with the keys as rows): 8 keys of 128 bytes
+//     make a group (SBO = 1024 bytes between groups of keys), and each 64 columns of N is
+//     a box of its own (LBO = the box's size, from one 64-column group to the next).
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* tile_smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+    const uint64_t start = (smem_addr(tile_smem) & 0x3FFFF) >> 4;
+    return start | (uint64_t((lbo_bytes >> 4) & 0x3FFF) << 16) | (uint64_t((sbo_bytes >> 4) & 0x3FFF) << 32) |
+           (uint64_t(1) << 62);  // layout type 1: the 128-byte swizzle
+}
+// ANCHOR_END: descriptor
+
+// ANCHOR: ordering
+// Before the first wgmma of a batch: the registers it reads (A, and the accumulators that
+// ordinary instructions just rescaled) are final, and earlier shared-memory writes are seen.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+// Closes the wgmmas issued since the last commit into one group.
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most N committed groups are still running.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// The compiler sees each wgmma write its accumulators at once, when it is issued; this
+// empty statement "rewrites" them after the wait, so no read of an accumulator is moved
+// above the wait_group that makes it valid (and no write below the fence).
+template <int R>
+__device__ __forceinline__ void wgmma_fence_operands(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// ANCHOR_END: ordering
+
+// The instructions. PTX names every accumulator register, so their operand lists are
+// spelled out once here: 64 x N fp32 over 128 threads is N / 2 registers a thread, laid out
+// per warp as mma.sync's m16n8 C fragment repeated over N / 8 columns (fragments.cuh).
+#define FL_WGMMA_D32 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
+#define FL_WGMMA_OUT32(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define FL_WGMMA_D64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+#define FL_WGMMA_OUT64(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define FL_WGMMA_SS_N64_BF16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FL_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_N64_F16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FL_WGMMA_D32 ", %32, %33, p, 1, 1, 0, 0;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N64_BF16(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FL_WGMMA_D32 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N64_F16(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FL_WGMMA_D32 ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_N128_BF16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FL_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_N128_F16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FL_WGMMA_D64 ", %64, %65, p, 1, 1, 0, 0;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N128_BF16(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " FL_WGMMA_D64 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N128_F16(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " FL_WGMMA_D64 ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+
+// ANCHOR: wgmma
+// D (64 x N) = A B (+ D when `accumulate`): A (64 x 16) and B (16 x N) in shared memory,
+// both K-major, through their descriptors.
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    static_assert(N == 64 || N == 128, "wgmma.cuh spells out N = 64 and 128");
+    const int acc = accumulate;
+    if constexpr (N == 64 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_SS_N64_BF16(d, desc_a, desc_b, acc);
+    if constexpr (N == 64 && std::is_same_v<T, __half>) FL_WGMMA_SS_N64_F16(d, desc_a, desc_b, acc);
+    if constexpr (N == 128 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_SS_N128_BF16(d, desc_a, desc_b, acc);
+    if constexpr (N == 128 && std::is_same_v<T, __half>) FL_WGMMA_SS_N128_F16(d, desc_a, desc_b, acc);
+}
+// D (64 x N) = A B (+ D): A (64 x 16) in registers, four 32-bit pairs a thread in
+// mma.sync's A layout per warp; B (16 x N) in shared memory, MN-major (transposed).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_rs_mn(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+    static_assert(N == 64 || N == 128, "wgmma.cuh spells out N = 64 and 128");
+    const int acc = accumulate;
+    if constexpr (N == 64 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_RS_N64_BF16(d, a, desc_b, acc);
+    if constexpr (N == 64 && std::is_same_v<T, __half>) FL_WGMMA_RS_N64_F16(d, a, desc_b, acc);
+    if constexpr (N == 128 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_RS_N128_BF16(d, a, desc_b, acc);
+    if constexpr (N == 128 && std::is_same_v<T, __half>) FL_WGMMA_RS_N128_F16(d, a, desc_b, acc);
+}
+// ANCHOR_END: wgmma
+
+}  // namespace flashlab
