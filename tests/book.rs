@@ -297,6 +297,13 @@ fn stage_kernel_code(n: u32) -> Vec<String> {
 /// comments and whitespace aside: one idea, not a rewrite (stage 4 to 5 is about 70).
 const ONE_IDEA_LINES: usize = 150;
 
+/// Steps allowed more than [`ONE_IDEA_LINES`], each with its reason: (from, to, limit).
+/// Stage 10 to 11 moves both products to another instruction family: every line that
+/// issued an `mma.sync` or an `ldmatrix`, and the per-warp fragment loops around them,
+/// becomes a warpgroup's `wgmma` on descriptors, and stage 9's tensor-core row sums and
+/// chunked P (tricks of `mma.sync`) give way to plain sums (199 lines when it was written).
+const LARGER_STEPS: &[(u32, u32, usize)] = &[(10, 11, 220)];
+
 /// Each stage from 4 on is the one before plus one idea: its chapter's diff is the lesson.
 #[test]
 fn neighbouring_stages_differ_by_one_idea() {
@@ -323,9 +330,13 @@ fn neighbouring_stages_differ_by_one_idea() {
             pair[0],
             pair[1]
         );
-        if changed > ONE_IDEA_LINES {
+        let limit = LARGER_STEPS
+            .iter()
+            .find(|s| (s.0, s.1) == (pair[0], pair[1]))
+            .map_or(ONE_IDEA_LINES, |s| s.2);
+        if changed > limit {
             problems.push(format!(
-                "stage {} -> {}: {changed} changed lines (at most {ONE_IDEA_LINES})",
+                "stage {} -> {}: {changed} changed lines (at most {limit})",
                 pair[0], pair[1]
             ));
         }
