@@ -113,3 +113,32 @@ pub trait Stage: Sync {
         0
     }
 }
+
+#[cfg(test)]
+mod gpu_arch_tests {
+    use super::GpuArch;
+
+    /// sm_90a code runs on 9.0 alone: not on Ampere or Ada, and not on Blackwell either,
+    /// which a "9.0 or newer" test would wrongly let through.
+    #[test]
+    fn each_build_runs_where_its_machine_code_does() {
+        for (cc, sm80, sm90a) in [
+            ((7, 5), false, false),
+            ((8, 0), true, false),
+            ((8, 6), true, false),
+            ((8, 9), true, false),
+            ((9, 0), true, true),
+            ((10, 0), true, false),
+            ((12, 0), true, false),
+        ] {
+            assert_eq!(GpuArch::Sm80.runs_on(cc), sm80, "sm_80+ on {cc:?}");
+            assert_eq!(GpuArch::Sm90a.runs_on(cc), sm90a, "sm_90a on {cc:?}");
+        }
+    }
+
+    #[test]
+    fn the_hopper_requirement_names_hopper_and_the_build() {
+        let needs = GpuArch::Sm90a.needs();
+        assert!(needs.contains("Hopper") && needs.contains("9.0") && needs.contains("sm_90a"));
+    }
+}
