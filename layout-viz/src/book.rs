@@ -243,6 +243,22 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             tma(TmaSwizzle::B128),
         ),
         (
+            "tma-ring-phases.svg",
+            "Stage 10's K/V ring: each slot's mbarrier completes one phase per tile, waited on by parity",
+            Box::new(|| {
+                Ok(crate::ring::ring_phases(
+                    2,
+                    6,
+                    &[
+                        ("K cols 0-63 land", 8192),
+                        ("K cols 64-127 land", 8192),
+                        ("V cols 0-63 land", 8192),
+                        ("V cols 64-127 land", 8192),
+                    ],
+                ))
+            }),
+        ),
+        (
             "bank-stage3-ldmatrix.svg",
             "Stage 3: ldmatrix.x4 of Q from an unswizzled tile, 32 wavefronts vs 4",
             bank_fig("ldmatrix-q-unswizzled"),

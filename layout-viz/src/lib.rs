@@ -18,3 +18,4 @@ pub mod bank;
 pub mod book;
 pub mod kernel_fns;
 pub mod render;
+pub mod ring;
