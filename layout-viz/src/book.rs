@@ -243,6 +243,36 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             tma(TmaSwizzle::B128),
         ),
         (
+            "tma-box-8x16-sw32.svg",
+            "TMA: an 8x16 box (32 bytes a row, the span) with the 32B swizzle",
+            Box::new(|| Ok(crate::gmma::tma_landing_svg(TmaSwizzle::B32)?)),
+        ),
+        (
+            "tma-box-8x32-sw64.svg",
+            "TMA: an 8x32 box (64 bytes a row, the span) with the 64B swizzle",
+            Box::new(|| Ok(crate::gmma::tma_landing_svg(TmaSwizzle::B64)?)),
+        ),
+        (
+            "gmma-kmajor-interleave.svg",
+            "wgmma K-major operand without a swizzle: core matrices of 8 rows x 16 bytes, LBO along K, SBO down",
+            Box::new(|| Ok(crate::gmma::kmajor_svg(TmaSwizzle::None))),
+        ),
+        (
+            "gmma-kmajor-sw32.svg",
+            "wgmma K-major operand with the 32B swizzle: rows of 32 bytes, SBO per 8 rows",
+            Box::new(|| Ok(crate::gmma::kmajor_svg(TmaSwizzle::B32))),
+        ),
+        (
+            "gmma-kmajor-sw64.svg",
+            "wgmma K-major operand with the 64B swizzle: rows of 64 bytes, SBO per 8 rows",
+            Box::new(|| Ok(crate::gmma::kmajor_svg(TmaSwizzle::B64))),
+        ),
+        (
+            "gmma-kmajor-sw128.svg",
+            "wgmma K-major operand with the 128B swizzle (stage 11's Q and K): rows of 128 bytes, SBO 1024",
+            Box::new(|| Ok(crate::gmma::kmajor_svg(TmaSwizzle::B128))),
+        ),
+        (
             "tma-ring-phases.svg",
             "Stage 10's K/V ring: each slot's mbarrier completes one phase per tile, waited on by parity",
             Box::new(|| {

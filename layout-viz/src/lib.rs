@@ -16,6 +16,7 @@ pub mod swizzle;
 pub mod atoms;
 pub mod bank;
 pub mod book;
+pub mod gmma;
 pub mod kernel_fns;
 pub mod render;
 pub mod ring;
