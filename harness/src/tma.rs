@@ -63,6 +63,7 @@ impl TensorMap {
             DType::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         };
+        // ANCHOR: bshd_view
         let dims = [head_dim as u64, heads as u64, seqlen as u64, batch as u64];
         // Byte strides of every dimension but the innermost (the driver's convention).
         let strides = [
@@ -78,6 +79,7 @@ impl TensorMap {
             &[BOX_COLS, 1, rows, 1],
             CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
         )
+        // ANCHOR_END: bshd_view
     }
 
     /// Any tiled map: `dims` innermost first, `byte_strides` for every dimension but the
