@@ -160,18 +160,11 @@ fn tensor_cores_of(stage: u32) -> Option<TensorCores> {
 /// say which tensor-core path each stage really compiled to (fp8, QGMMA, is used by none).
 #[test]
 fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
+    let mut uncounted = Vec::new();
     for (stage, resources) in compiled_stages() {
         let info = stage.info();
         if let Some(reason) = info.kernels.sass_counts_unavailable() {
-            assert!(
-                !required(),
-                "stage {}: its tensor-core instructions were not counted: {reason}",
-                info.label()
-            );
-            skip(format!(
-                "stage {}'s tensor-core instructions were not counted: {reason}",
-                info.label()
-            ));
+            uncounted.push((info.number.to_string(), reason));
             continue;
         }
         let Some(expected) = tensor_cores_of(info.number) else {
@@ -217,5 +210,15 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
             checked += 1;
         }
         assert!(checked > 0, "stage {}: no kernel checked", info.label());
+    }
+    if let Some((_, reason)) = uncounted.first() {
+        let numbers: Vec<&str> = uncounted.iter().map(|(n, _)| n.as_str()).collect();
+        let message = format!(
+            "the tensor-core instructions of stage(s) {} were not counted: {reason}",
+            numbers.join(", ")
+        );
+        // `just cuda` installs cuobjdump with the compiler, so under `just test` they must be.
+        assert!(!required(), "{message}");
+        skip(message);
     }
 }
