@@ -3,7 +3,7 @@
 toolchain := justfile_directory() / ".toolchain/cuda"
 nvcc_bin := toolchain / "nvidia/cu13/bin"
 # The pinned CUDA 13.0 compiler from PyPI (used only when no nvcc is installed).
-cuda_packages := "nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
+cuda_packages := "nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
 
 export PATH := env_var("PATH") + ":" + nvcc_bin
 

@@ -233,11 +233,16 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
         None => STAGES.to_vec(),
     };
     let mut rows: Vec<(u32, KernelResources)> = Vec::new();
+    // Stages whose tensor-core instructions could not be counted, and why.
+    let mut uncounted: Vec<(String, String)> = Vec::new();
     for s in &stages {
         let info = s.info();
         if let Some(reason) = info.kernels.not_compiled_reason() {
             eprintln!("stage {}: kernels not compiled: {reason}", info.label());
             continue;
+        }
+        if let Some(reason) = info.kernels.sass_counts_unavailable() {
+            uncounted.push((info.number.to_string(), reason));
         }
         rows.extend(
             info.kernels
@@ -247,21 +252,52 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
                 .map(|r| (info.number, r)),
         );
     }
+    // One note for the stages that share a reason (usually all of them: no cuobjdump).
+    let mut notes: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (n, reason) in &uncounted {
+        match notes.iter_mut().find(|(_, r)| r == reason) {
+            Some((numbers, _)) => numbers.push(n),
+            None => notes.push((vec![n], reason)),
+        }
+    }
+    let notes: Vec<String> = notes
+        .iter()
+        .map(|(numbers, reason)| {
+            format!(
+                "stage {}: tensor-core instructions not counted: {reason}",
+                numbers.join(", ")
+            )
+        })
+        .collect();
     if json {
         let list: Vec<_> = rows
             .iter()
             .map(|(n, r)| serde_json::json!({ "stage": n, "resources": r }))
             .collect();
         println!("{}", serde_json::to_string_pretty(&list)?);
+        for note in &notes {
+            eprintln!("{note}");
+        }
         return Ok(0);
     }
     println!(
-        "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7}",
-        "#", "kernel", "arch", "regs", "barriers", "smem(st)", "stack", "spills"
+        "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7} {:>5} {:>5} {:>5}",
+        "#",
+        "kernel",
+        "arch",
+        "regs",
+        "barriers",
+        "smem(st)",
+        "stack",
+        "spills",
+        "HMMA",
+        "HGMMA",
+        "QGMMA"
     );
+    let count = |c: Option<u32>| c.map_or_else(|| "-".to_string(), |c| c.to_string());
     for (n, r) in &rows {
         println!(
-            "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7}",
+            "{:>2}  {:<32} {:<7} {:>4} {:>8} {:>9} {:>6} {:>7} {:>5} {:>5} {:>5}",
             n,
             r.kernel,
             r.arch,
@@ -269,10 +305,19 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
             r.barriers,
             r.static_smem_bytes,
             r.stack_frame_bytes,
-            r.spill_store_bytes + r.spill_load_bytes
+            r.spill_store_bytes + r.spill_load_bytes,
+            count(r.hmma),
+            count(r.hgmma),
+            count(r.qgmma)
         );
     }
     println!("\nsmem(st) is static __shared__ only; dynamic shared memory is set at launch.");
+    println!(
+        "HMMA (mma.sync), HGMMA (wgmma f16/bf16), QGMMA (wgmma fp8): tensor-core instructions in the SASS, a static count (a loop body counts once); - is not counted."
+    );
+    for note in &notes {
+        println!("{note}");
+    }
     Ok(0)
 }
 

@@ -175,3 +175,41 @@ fn list_prints_every_stage_of_the_table() {
         .collect();
     assert_eq!(numbers, table);
 }
+
+/// `resources` shows each kernel's tensor-core instructions beside its registers: numbers
+/// where they were counted at build time, `-` (null in --json) and a note where not.
+#[test]
+fn resources_shows_the_tensor_core_instructions() {
+    let run = |args: &[&str]| {
+        let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let kernels = flashlab::stages::find(3).unwrap().info().kernels;
+    let counted = kernels.compiled() && kernels.sass_counts_unavailable().is_none();
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&run(&["resources", "3", "--json"])).unwrap();
+    assert_eq!(rows.is_empty(), !kernels.compiled());
+    for row in &rows {
+        let r = &row["resources"];
+        for key in ["hmma", "hgmma", "qgmma"] {
+            assert_eq!(r[key].is_u64(), counted, "{key} in {r}");
+            assert_eq!(r[key].is_null(), !counted, "{key} in {r}");
+        }
+        if counted {
+            assert!(r["hmma"].as_u64().unwrap() > 0, "{r}");
+            assert_eq!(r["hgmma"].as_u64(), Some(0), "{r}");
+        }
+    }
+    let table = run(&["resources", "3"]);
+    let header = table.lines().next().unwrap();
+    assert!(header.ends_with("HMMA HGMMA QGMMA"), "{header}");
+    assert_eq!(
+        table.contains("tensor-core instructions not counted"),
+        kernels.compiled() && !counted,
+        "{table}"
+    );
+}

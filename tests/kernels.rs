@@ -135,3 +135,90 @@ fn ceiling_kernels_are_compiled_without_spills() {
         }
     }
 }
+
+/// The tensor cores a stage's kernels are written to use, as the SASS must show them.
+#[derive(Debug, PartialEq)]
+enum TensorCores {
+    /// Stages 1-2: CUDA cores only.
+    None,
+    /// mma.sync: HMMA on every architecture, no wgmma.
+    Hmma,
+    /// wgmma: HGMMA and no HMMA (sm_90a only).
+    Hgmma,
+}
+
+fn tensor_cores_of(stage: u32) -> Option<TensorCores> {
+    match stage {
+        1 | 2 => Some(TensorCores::None),
+        3..=10 => Some(TensorCores::Hmma),
+        11 => Some(TensorCores::Hgmma),
+        _ => None,
+    }
+}
+
+/// `flashlab resources` counts the tensor-core instructions in each kernel's SASS; they
+/// say which tensor-core path each stage really compiled to (fp8, QGMMA, is used by none).
+#[test]
+fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
+    let mut uncounted = Vec::new();
+    for (stage, resources) in compiled_stages() {
+        let info = stage.info();
+        if let Some(reason) = info.kernels.sass_counts_unavailable() {
+            uncounted.push((info.number.to_string(), reason));
+            continue;
+        }
+        let Some(expected) = tensor_cores_of(info.number) else {
+            skip(format!(
+                "no expectation for stage {}: add it to tensor_cores_of",
+                info.label()
+            ));
+            continue;
+        };
+        // The attention kernels the table promises; a stage's probe kernels may differ.
+        let is_attention = |kernel: &str| {
+            info.dtypes.iter().any(|dtype| {
+                info.head_dims
+                    .iter()
+                    .any(|dim| kernel.ends_with(&format!("_{}_d{dim}", dtype.name())))
+            })
+        };
+        let mut checked = 0;
+        for r in &resources {
+            let (Some(hmma), Some(hgmma), Some(qgmma)) = (r.hmma, r.hgmma, r.qgmma) else {
+                panic!(
+                    "stage {}: {} on {} is in the ptxas report but not in the SASS counts",
+                    info.label(),
+                    r.kernel,
+                    r.arch
+                );
+            };
+            if expected != TensorCores::None && !is_attention(&r.kernel) {
+                continue;
+            }
+            let ok = match expected {
+                TensorCores::None => hmma == 0 && hgmma == 0 && qgmma == 0,
+                TensorCores::Hmma => hmma > 0 && hgmma == 0 && qgmma == 0,
+                TensorCores::Hgmma => hmma == 0 && hgmma > 0 && qgmma == 0,
+            };
+            assert!(
+                ok,
+                "stage {}: {} on {} should use {expected:?} tensor cores, but its SASS has {hmma} HMMA, {hgmma} HGMMA, {qgmma} QGMMA",
+                info.label(),
+                r.kernel,
+                r.arch
+            );
+            checked += 1;
+        }
+        assert!(checked > 0, "stage {}: no kernel checked", info.label());
+    }
+    if let Some((_, reason)) = uncounted.first() {
+        let numbers: Vec<&str> = uncounted.iter().map(|(n, _)| n.as_str()).collect();
+        let message = format!(
+            "the tensor-core instructions of stage(s) {} were not counted: {reason}",
+            numbers.join(", ")
+        );
+        // `just cuda` installs cuobjdump with the compiler, so under `just test` they must be.
+        assert!(!required(), "{message}");
+        skip(message);
+    }
+}

@@ -1,4 +1,5 @@
-//! A stage's compiled kernels: the embedded fatbin, its ptxas report, and loading it.
+//! A stage's compiled kernels: the embedded fatbin, its ptxas report and SASS counts, and
+//! loading it.
 
 use crate::error::CudaContext as _;
 use crate::{DType, Error, KernelResources, Result};
@@ -17,6 +18,9 @@ pub struct KernelBundle {
     pub ptxas_report: &'static str,
     /// `nvcc <path>`/version/archs, or `no-nvcc` and the reason.
     pub status: &'static str,
+    /// The tensor-core instructions per kernel in the fatbin's SASS, or `unavailable:` and
+    /// the reason (`kernel_build::parse_sass_counts` reads it).
+    pub sass_counts: &'static str,
     /// The fatbin loaded into each CUDA context, and the kernels looked up in it.
     pub loaded: Mutex<Vec<LoadedModule>>,
 }
@@ -72,7 +76,8 @@ impl std::ops::Deref for Kernel {
     }
 }
 
-/// Embeds the fatbin, report and status that the stage's `build.rs` wrote to `OUT_DIR`.
+/// Embeds the fatbin, report, status and SASS counts that the stage's `build.rs` wrote to
+/// `OUT_DIR`.
 #[macro_export]
 macro_rules! include_kernels {
     () => {
@@ -81,6 +86,7 @@ macro_rules! include_kernels {
             fatbin: include_bytes!(concat!(env!("OUT_DIR"), "/kernels.fatbin")),
             ptxas_report: include_str!(concat!(env!("OUT_DIR"), "/ptxas-report.txt")),
             status: include_str!(concat!(env!("OUT_DIR"), "/nvcc-status.txt")),
+            sass_counts: include_str!(concat!(env!("OUT_DIR"), "/sass-counts.txt")),
             loaded: std::sync::Mutex::new(Vec::new()),
         }
     };
@@ -109,9 +115,18 @@ impl KernelBundle {
         })
     }
 
-    /// One record per (kernel, architecture) from the ptxas report.
+    /// One record per (kernel, architecture) from the ptxas report, with its tensor-core
+    /// instruction counts from the SASS (`None` when [`Self::sass_counts_unavailable`]).
     pub fn resources(&self) -> Vec<KernelResources> {
-        kernel_build::parse_ptxas_report(self.ptxas_report)
+        let mut resources = kernel_build::parse_ptxas_report(self.ptxas_report);
+        kernel_build::add_sass_counts(&mut resources, self.sass_counts);
+        resources
+    }
+
+    /// Why the kernels' tensor-core instructions were not counted, when they were not
+    /// (no kernels, or no cuobjdump beside nvcc when the stage was built).
+    pub fn sass_counts_unavailable(&self) -> Option<String> {
+        kernel_build::parse_sass_counts(self.sass_counts).err()
     }
 
     /// Loads the fatbin into `gpu`'s context once and returns the named kernel, looked up

@@ -2,21 +2,28 @@
 //!
 //! At build time [`compile_stage_kernels`] finds nvcc, compiles the stage's `kernels/*.cu`
 //! into one fatbin (SASS for each real architecture, PTX for the oldest one so newer
-//! GPUs can still JIT it), and saves nvcc's ptxas report beside it in `OUT_DIR`. The
-//! stage crate embeds both with [`include_kernels!`](../harness/macro.include_kernels.html).
+//! GPUs can still JIT it), and saves nvcc's ptxas report beside it in `OUT_DIR`, with the
+//! count of tensor-core instructions per kernel in its SASS (from `cuobjdump -sass`). The
+//! stage crate embeds them with [`include_kernels!`](../harness/macro.include_kernels.html).
 //! Without nvcc the build still succeeds: it warns, embeds an empty fatbin and a report
 //! that says how to get a compiler, so CPU-only machines build and test the workspace.
 
 mod nvcc;
 mod ptxas;
+mod sass;
 
 pub use nvcc::{Arch, DEFAULT_ARCHS, ToolchainError, find_nvcc, parse_archs};
 pub use ptxas::{KernelResources, parse_ptxas_report};
+pub use sass::{
+    SASS_COUNTS_UNAVAILABLE, SassCounts, TENSOR_CORE_KINDS, add_sass_counts,
+    count_tensor_core_instructions, find_cuobjdump, format_sass_counts, parse_sass_counts,
+};
 
 /// File names inside `OUT_DIR`, shared by the build script and the embedding macro.
 pub const FATBIN_FILE: &str = "kernels.fatbin";
 pub const REPORT_FILE: &str = "ptxas-report.txt";
 pub const STATUS_FILE: &str = "nvcc-status.txt";
+pub const SASS_COUNTS_FILE: &str = "sass-counts.txt";
 
 /// The first line of the status file when no nvcc was found.
 pub const NO_NVCC: &str = "no-nvcc";

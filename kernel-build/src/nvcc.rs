@@ -183,6 +183,8 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
         "CUDA_PATH",
         "FLASHLAB_ARCHS",
         "FLASHLAB_NVCC_FLAGS",
+        "CUOBJDUMP",
+        "NVDISASM_PATH",
     ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
@@ -190,6 +192,7 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
     let fatbin = out_dir.join(crate::FATBIN_FILE);
     let report = out_dir.join(crate::REPORT_FILE);
     let status = out_dir.join(crate::STATUS_FILE);
+    let sass_counts = out_dir.join(crate::SASS_COUNTS_FILE);
 
     let nvcc = match find_nvcc(&root) {
         Ok(nvcc) => nvcc,
@@ -207,6 +210,14 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
             write(&fatbin, b"");
             write(&report, b"");
             write(&status, format!("{}\n{err}\n", crate::NO_NVCC).as_bytes());
+            write(
+                &sass_counts,
+                format!(
+                    "{} the kernels were not compiled (no nvcc)\n",
+                    crate::SASS_COUNTS_UNAVAILABLE
+                )
+                .as_bytes(),
+            );
             return;
         }
     };
@@ -263,6 +274,7 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
         println!("cargo:warning={line}");
     }
     write(&report, stderr.as_bytes());
+    write(&sass_counts, count_sass(&nvcc, &fatbin).as_bytes());
     let version = Command::new(&nvcc)
         .arg("--version")
         .output()
@@ -278,6 +290,35 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
         &status,
         format!("nvcc {}\n{version}\narchs {}\n", nvcc.display(), archs_list).as_bytes(),
     );
+}
+
+/// The counts file for `fatbin` (see [`crate::sass`]), or one line saying why there are no
+/// counts: no cuobjdump beside `nvcc` is not an error, the kernels still build.
+fn count_sass(nvcc: &Path, fatbin: &Path) -> String {
+    let reason = match crate::find_cuobjdump(nvcc) {
+        Some(cuobjdump) => match crate::sass::sass_counts_of(&cuobjdump, fatbin) {
+            Ok(counts) => return counts,
+            Err(reason) => {
+                println!("cargo:warning=flashlab: no tensor-core counts: {reason}");
+                reason
+            }
+        },
+        None => {
+            // Installing cuobjdump into nvcc's folder changes the folder, and cargo then
+            // reruns this script; without it, the counts would wait for a `cargo clean`.
+            if let Some(dir) = nvcc.parent() {
+                println!("cargo:rerun-if-changed={}", dir.display());
+            }
+            match std::env::var_os("CUOBJDUMP") {
+                Some(p) => format!("$CUOBJDUMP ({}) is not a file", PathBuf::from(p).display()),
+                None => format!(
+                    "no cuobjdump beside {} to count the tensor-core instructions in the SASS (it needs nvdisasm beside it too; for the pip toolchain `rm -rf .toolchain/cuda && just cuda` installs both; or set CUOBJDUMP)",
+                    nvcc.display()
+                ),
+            }
+        }
+    };
+    format!("{} {reason}\n", crate::SASS_COUNTS_UNAVAILABLE)
 }
 
 fn list_files(dir: &Path, ext: &str) -> Vec<PathBuf> {

@@ -4,6 +4,10 @@ use serde::Serialize;
 
 /// What ptxas says a kernel costs on one architecture. `static_smem_bytes` counts only
 /// `__shared__` arrays; dynamic shared memory is chosen at launch and shown by the harness.
+///
+/// `hmma`, `hgmma` and `qgmma` are not from ptxas but from the SASS (see
+/// [`add_sass_counts`](crate::add_sass_counts)): the tensor-core instructions in the
+/// binary, `None` when they could not be counted (no cuobjdump at build time).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct KernelResources {
     pub kernel: String,
@@ -14,6 +18,12 @@ pub struct KernelResources {
     pub stack_frame_bytes: u32,
     pub spill_store_bytes: u32,
     pub spill_load_bytes: u32,
+    /// `HMMA`: mma.sync on f16/bf16 (Ampere, Hopper).
+    pub hmma: Option<u32>,
+    /// `HGMMA`: wgmma on f16/bf16 (Hopper).
+    pub hgmma: Option<u32>,
+    /// `QGMMA`: wgmma on fp8 (Hopper).
+    pub qgmma: Option<u32>,
 }
 
 /// Reads every kernel out of a ptxas report. Lines that are not about an entry function
@@ -95,6 +105,7 @@ ptxas info    : Used 40 registers, used 1 barriers, 16384 bytes smem, 400 bytes 
                     stack_frame_bytes: 8,
                     spill_store_bytes: 4,
                     spill_load_bytes: 12,
+                    ..Default::default()
                 },
                 KernelResources {
                     kernel: "naive_scores_f16_d64".into(),
@@ -105,6 +116,7 @@ ptxas info    : Used 40 registers, used 1 barriers, 16384 bytes smem, 400 bytes 
                     stack_frame_bytes: 0,
                     spill_store_bytes: 0,
                     spill_load_bytes: 0,
+                    ..Default::default()
                 },
             ]
         );

@@ -64,7 +64,7 @@ find_cuobjdump() {
              "${CUDA_HOME:+$CUDA_HOME/bin/cuobjdump}" /usr/local/cuda/bin/cuobjdump; do
         if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
     done
-    echo "sass.sh: cuobjdump not found (set CUOBJDUMP=/path/to/cuobjdump, or install the CUDA toolkit; the pip toolchain in .toolchain has none)" >&2
+    echo "sass.sh: cuobjdump not found (set CUOBJDUMP=/path/to/cuobjdump, or install the CUDA toolkit; \`just cuda\` puts cuobjdump and nvdisasm in .toolchain/cuda/nvidia/cu13/bin, on \`just\`'s PATH; a .toolchain/cuda from before they were added needs \`rm -rf .toolchain/cuda\` first)" >&2
     return 1
 }
 

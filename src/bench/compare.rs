@@ -211,11 +211,12 @@ pub fn render(c: &Comparison) -> String {
         "spills (st+ld)",
         &per_kernel(|k| format!("{}+{} B", k.spill_store_bytes, k.spill_load_bytes)),
     );
+    row("tensor-core instr.", &per_kernel(tensor_core_summary));
 
     let w0 = lines.iter().map(|l| l.0.len()).max().unwrap_or(0);
     let w1 = lines.iter().map(|l| l.1.chars().count()).max().unwrap_or(0);
     let mut out = format!(
-        "gpu      {} (compute capability {}); resources from the ptxas report of {}\nproblem  {}   seed {}\n\n",
+        "gpu      {} (compute capability {}); resources from the ptxas report and SASS of {}\nproblem  {}   seed {}\n\n",
         c.gpu,
         c.compute_capability,
         c.sass_arch
@@ -247,6 +248,24 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
+/// The tensor-core instructions in a kernel's SASS, the kinds it has: `HMMA 384`, `none`,
+/// or `-` when they were not counted (no cuobjdump at build time).
+fn tensor_core_summary(k: &KernelResources) -> String {
+    let (Some(hmma), Some(hgmma), Some(qgmma)) = (k.hmma, k.hgmma, k.qgmma) else {
+        return "-".into();
+    };
+    let kinds: Vec<String> = [("HMMA", hmma), ("HGMMA", hgmma), ("QGMMA", qgmma)]
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    if kinds.is_empty() {
+        "none".into()
+    } else {
+        kinds.join(" + ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,5 +294,19 @@ mod tests {
         // sm_90a does not run on Blackwell: PTX is JIT-compiled there.
         assert_eq!(loaded_arch((10, 0), &built), None);
         assert_eq!(loaded_arch((12, 0), &built), None);
+    }
+
+    #[test]
+    fn tensor_cores_name_the_kinds_present() {
+        let k = |hmma, hgmma| KernelResources {
+            hmma,
+            hgmma,
+            qgmma: hmma.map(|_| 0),
+            ..Default::default()
+        };
+        assert_eq!(tensor_core_summary(&k(Some(384), Some(0))), "HMMA 384");
+        assert_eq!(tensor_core_summary(&k(Some(0), Some(64))), "HGMMA 64");
+        assert_eq!(tensor_core_summary(&k(Some(0), Some(0))), "none");
+        assert_eq!(tensor_core_summary(&k(None, None)), "-");
     }
 }
