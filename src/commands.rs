@@ -215,10 +215,10 @@ fn info(json: bool, timing: TimingProtocol) -> Result<i32> {
     ) {
         (Some(mma), Some(l2), _) => {
             println!(
-                "mma.sync   {mma:.0} TFLOPS bf16 m16n8k16, fp32 accumulate, nothing else running: the tensor-core ceiling of stages 3-9"
+                "mma.sync   {mma:.0} TFLOPS bf16 m16n8k16, fp32 accumulate, nothing else running: the tensor-core ceiling of the mma.sync stages (3-10)"
             );
             println!(
-                "l2->smem   {l2:.2} TB/s cp.async of 32 KiB tiles from an L2-resident buffer: the tile path of stages 5-9"
+                "l2->smem   {l2:.2} TB/s cp.async of 32 KiB tiles from an L2-resident buffer: the tile path of the cp.async stages (5-9)"
             );
         }
         (_, _, Some(why)) => println!("mma.sync   ceilings not measured: {why}"),

@@ -31,7 +31,7 @@ pub struct SpeedOfLight {
     #[serde(default)]
     pub gemm_skipped: Option<String>,
     /// mma.sync.m16n8k16 bf16 (fp32 accumulate) with nothing else running: the tensor-core
-    /// ceiling of stages 3-9.
+    /// ceiling of the mma.sync stages (3-10).
     #[serde(default)]
     pub mma_sync_tflops: Option<f64>,
     /// cp.async from an L2-resident buffer into shared memory, 32 KiB tiles.

@@ -220,7 +220,7 @@ pub fn results_table(res: &BenchResults) -> String {
     let mma_sync = h
         .speed_of_light
         .mma_sync_tflops
-        .map(|t| format!(" (mma.sync alone, the ceiling of stages 3-9: {t:.0} TFLOPS)"))
+        .map(|t| format!(" (mma.sync alone, the ceiling of the mma.sync stages: {t:.0} TFLOPS)"))
         .unwrap_or_default();
     let sol = match h.speed_of_light.gemm_tflops {
         Some(t) => format!(
