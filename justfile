@@ -66,6 +66,39 @@ sanitize N:
 gpu-bundle out="dist/flashlab-gpu":
     scripts/gpu-bundle.sh {{out}}
 
+# --- layout-viz: CuTe layouts, hardware atoms and bank maps drawn as SVG ---
+
+# layout-viz: `just layout draw tv mma-m16n8k16-a`, `just layout eval "(8,64):(64,1)" 9`, `just layout op complement 4:1 24`, `just layout --help`; a drawing goes to target/figures/ (or --out FILE, or stdout when piped)
+[positional-arguments]
+layout *ARGS: _layout-viz
+    #!/usr/bin/env bash
+    set -euo pipefail
+    args=("$@")
+    # An SVG printed on a terminal is a wall of text: give a `draw` without --out a file,
+    # named after its arguments. Piped output, --json and --list are left alone.
+    out=""
+    if [ "${1:-}" = draw ] && [ $# -ge 2 ] && [ -t 1 ]; then
+        out=yes
+        for a in "$@"; do
+            case "$a" in --out|--out=*|--json|--list|-h|--help|help) out="" ;; esac
+        done
+    fi
+    if [ -n "$out" ]; then
+        name=""
+        for a in "${@:2}"; do name="${name:+${name}_}${a#--}"; done
+        name="$(printf '%s' "$name" | sed -E 's/[^A-Za-z0-9.-]+/_/g; s/^_+|_+$//g' | cut -c1-100)"
+        out="target/figures/$name.svg"
+        mkdir -p target/figures
+        args+=(--out "$out")
+    fi
+    cargo run --quiet -p layout-viz -- "${args[@]}"
+    if [ -n "$out" ]; then echo "wrote $out"; fi
+
+# Builds layout-viz with cargo's progress in view (its first build takes a while).
+[private]
+_layout-viz:
+    @cargo build -p layout-viz
+
 # --- The book (book/): built from the real sources, checked in a real browser ---
 
 mdbook_version := "0.4.52"
@@ -96,7 +129,7 @@ book-tools:
     fi
 
 # Draw the diagrams (layout-viz book) and the run of record's plots and table (`just plots`), then build the book into book/build
-book: book-tools
+book: book-tools _layout-viz
     cargo run --quiet -p layout-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cd book && "{{mdbook}}" build
