@@ -10,20 +10,23 @@ export PATH := env_var("PATH") + ":" + nvcc_bin
 default:
     @just --list
 
+# Every recipe that runs flashlab first ensures a compiler (`_nvcc`, quiet when one is
+# found) and builds it in view (`_flashlab`), so `just stage 3` works from a fresh clone.
+
 # Check stage N against the CPU oracle and time it: `just stage 2 --seqlen 8192 --causal`
-stage N *FLAGS:
+stage N *FLAGS: _kernels
     cargo run --release --quiet -- stage {{N}} {{FLAGS}}
 
 # List the stages
-list:
+list: _kernels
     cargo run --release --quiet -- list
 
 # The GPU and its measured speed of light
-info:
+info: _kernels
     cargo run --release --quiet -- info
 
 # Registers, shared memory and spills per kernel (all stages, or stage N)
-resources *ARGS:
+resources *ARGS: _kernels
     cargo run --release --quiet -- resources {{ARGS}}
 
 # Every test; GPU tests too when a GPU is present (otherwise they show as ignored)
@@ -46,24 +49,45 @@ proptest cases="4096":
     PROPTEST_CASES={{cases}} cargo test --release -p reference
 
 # Install the pinned CUDA 13.0 compiler into .toolchain/ when no nvcc is found
-cuda:
+cuda: (_nvcc "say")
+
+# Finds nvcc (and says where only when asked), or installs the pinned one.
+[private]
+_nvcc say="":
     #!/usr/bin/env bash
     set -euo pipefail
     for c in "${NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
-        if [ -n "$c" ] && [ -x "$c" ]; then echo "nvcc found: $c"; exit 0; fi
+        if [ -n "$c" ] && [ -x "$c" ]; then
+            if [ -n "{{say}}" ]; then echo "nvcc found: $c"; fi
+            exit 0
+        fi
     done
     echo "no nvcc found: installing the pinned CUDA 13.0 compiler into {{toolchain}}"
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "{{toolchain}}" {{cuda_packages}}
     "{{nvcc_bin}}/nvcc" --version | tail -n 1
 
+# A compiler, then flashlab built with every kernel.
+[private]
+_kernels: (_nvcc "") _flashlab
+
+# Builds flashlab with cargo's progress in view: `cargo run --quiet` alone would hide a
+# first build of one to two minutes (every stage's kernels compile) behind silence.
+[private]
+_flashlab:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -x "${CARGO_TARGET_DIR:-target}/release/flashlab" ]; then
+        echo "first build: flashlab and every stage's CUDA kernels for sm_80 and sm_90a (one to two minutes; later runs rebuild only what changed)"
+    fi
+    cargo build --release --bin flashlab
+
 # compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem
-sanitize N:
-    cargo build --release --quiet --bin flashlab
+sanitize N: _kernels
     cp scripts/bundle/sanitize.sh target/release/
     target/release/sanitize.sh {{N}}
 
 # One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts
-gpu-bundle out="dist/flashlab-gpu":
+gpu-bundle out="dist/flashlab-gpu": _kernels
     scripts/gpu-bundle.sh {{out}}
 
 # --- layout-viz: CuTe layouts, hardware atoms and bank maps drawn as SVG ---
@@ -129,7 +153,7 @@ book-tools:
     fi
 
 # Draw the diagrams (layout-viz book) and the run of record's plots and table (`just plots`), then build the book into book/build
-book: book-tools _layout-viz
+book: book-tools _layout-viz _flashlab
     cargo run --quiet -p layout-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cd book && "{{mdbook}}" build
@@ -148,25 +172,23 @@ book-check: book book-browser
 # --- Bench, plots, comparisons and profiling (`flashlab bench --help` says everything) ---
 
 # Check and time every stage on the sweep (seqlen 512-16384, d 64/128, causal both): `just bench --baselines --plots`
-bench *FLAGS:
+bench *FLAGS: _kernels
     cargo run --release --quiet -- bench {{FLAGS}}
 
 # SVG plots and results-table.md from a bench.json (default: the committed run of record, into the book)
-plots from="bench/results/record/bench.json" out="book/src/generated/bench":
+plots from="bench/results/record/bench.json" out="book/src/generated/bench": _flashlab
     cargo run --release --quiet -- plots --from {{from}} --out {{out}}
 
 # Two stages side by side on one shape and seed: `just compare 3 4 --seqlen 8192 --causal`
-compare A B *FLAGS:
+compare A B *FLAGS: _kernels
     cargo run --release --quiet -- compare {{A}} {{B}} {{FLAGS}}
 
 # Nsight Compute summary of stage N's kernels (tensor pipe, shared-memory wavefronts, occupancy, DRAM, stalls)
-ncu N *FLAGS:
-    cargo build --release --quiet --bin flashlab
+ncu N *FLAGS: _kernels
     cp scripts/bundle/ncu.sh target/release/
     target/release/ncu.sh {{N}} {{FLAGS}}
 
 # Stage N's SASS with counts of HMMA/HGMMA, LDSM, LDGSTS, FFMA, MUFU... per kernel (CUOBJDUMP=... to choose one)
-sass N *FLAGS:
-    cargo build --release --quiet --bin flashlab
+sass N *FLAGS: _kernels
     cp scripts/bundle/sass.sh target/release/
     target/release/sass.sh {{N}} {{FLAGS}}
