@@ -10,23 +10,26 @@ export PATH := env_var("PATH") + ":" + nvcc_bin
 default:
     @just --list
 
+# Every recipe that runs flashlab first ensures a compiler (`_nvcc`, quiet when one is
+# found) and builds it in view (`_flashlab`), so `just stage 3` works from a fresh clone.
+
 # Check stage N against the CPU oracle and time it: `just stage 2 --seqlen 8192 --causal`
-stage N *FLAGS:
+stage N *FLAGS: _kernels
     cargo run --release --quiet -- stage {{N}} {{FLAGS}}
 
 # List the stages
-list:
+list: _kernels
     cargo run --release --quiet -- list
 
 # The GPU and its measured speed of light
-info:
+info: _kernels
     cargo run --release --quiet -- info
 
 # Registers, shared memory and spills per kernel (all stages, or stage N)
-resources *ARGS:
+resources *ARGS: _kernels
     cargo run --release --quiet -- resources {{ARGS}}
 
-# Every test; GPU tests too when a GPU is present (otherwise they show as ignored)
+# Every test, GPU tests too when a GPU is present (else shown as ignored); then the book build and browser check if mdbook is installed (`just book-tools`) or CI is set, else says it skipped them
 test: cuda
     #!/usr/bin/env bash
     set -euo pipefail
@@ -46,25 +49,79 @@ proptest cases="4096":
     PROPTEST_CASES={{cases}} cargo test --release -p reference
 
 # Install the pinned CUDA 13.0 compiler into .toolchain/ when no nvcc is found
-cuda:
+cuda: (_nvcc "say")
+
+# Finds nvcc (and says where only when asked), or installs the pinned one.
+[private]
+_nvcc say="":
     #!/usr/bin/env bash
     set -euo pipefail
     for c in "${NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
-        if [ -n "$c" ] && [ -x "$c" ]; then echo "nvcc found: $c"; exit 0; fi
+        if [ -n "$c" ] && [ -x "$c" ]; then
+            if [ -n "{{say}}" ]; then echo "nvcc found: $c"; fi
+            exit 0
+        fi
     done
     echo "no nvcc found: installing the pinned CUDA 13.0 compiler into {{toolchain}}"
     python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "{{toolchain}}" {{cuda_packages}}
     "{{nvcc_bin}}/nvcc" --version | tail -n 1
 
+# A compiler, then flashlab built with every kernel.
+[private]
+_kernels: (_nvcc "") _flashlab
+
+# Builds flashlab with cargo's progress in view: `cargo run --quiet` alone would hide a
+# first build of one to two minutes (every stage's kernels compile) behind silence.
+[private]
+_flashlab:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -x "${CARGO_TARGET_DIR:-target}/release/flashlab" ]; then
+        echo "first build: flashlab and every stage's CUDA kernels for sm_80 and sm_90a (one to two minutes; later runs rebuild only what changed)"
+    fi
+    cargo build --release --bin flashlab
+
 # compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem
-sanitize N:
-    cargo build --release --quiet --bin flashlab
+sanitize N: _kernels
     cp scripts/bundle/sanitize.sh target/release/
     target/release/sanitize.sh {{N}}
 
 # One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts
-gpu-bundle out="dist/flashlab-gpu":
+gpu-bundle out="dist/flashlab-gpu": _kernels
     scripts/gpu-bundle.sh {{out}}
+
+# --- layout-viz: CuTe layouts, hardware atoms and bank maps drawn as SVG ---
+
+# layout-viz: `just layout draw tv mma-m16n8k16-a`, `just layout eval "(8,64):(64,1)" 9`, `just layout op complement 4:1 24`, `just layout --help`; a drawing goes to target/figures/ (or --out FILE, or stdout when piped)
+[positional-arguments]
+layout *ARGS: _layout-viz
+    #!/usr/bin/env bash
+    set -euo pipefail
+    args=("$@")
+    # An SVG printed on a terminal is a wall of text: give a `draw` without --out a file,
+    # named after its arguments. Piped output, --json and --list are left alone.
+    out=""
+    if [ "${1:-}" = draw ] && [ $# -ge 2 ] && [ -t 1 ]; then
+        out=yes
+        for a in "$@"; do
+            case "$a" in --out|--out=*|--json|--list|-h|--help|help) out="" ;; esac
+        done
+    fi
+    if [ -n "$out" ]; then
+        name=""
+        for a in "${@:2}"; do name="${name:+${name}_}${a#--}"; done
+        name="$(printf '%s' "$name" | sed -E 's/[^A-Za-z0-9.-]+/_/g; s/^_+|_+$//g' | cut -c1-100)"
+        out="target/figures/$name.svg"
+        mkdir -p target/figures
+        args+=(--out "$out")
+    fi
+    cargo run --quiet -p layout-viz -- "${args[@]}"
+    if [ -n "$out" ]; then echo "wrote $out"; fi
+
+# Builds layout-viz with cargo's progress in view (its first build takes a while).
+[private]
+_layout-viz:
+    @cargo build -p layout-viz
 
 # --- The book (book/): built from the real sources, checked in a real browser ---
 
@@ -82,13 +139,9 @@ book-tools:
     if [ ! -f book/tools/node_modules/.package-lock.json ] || [ book/tools/package-lock.json -nt book/tools/node_modules/.package-lock.json ]; then
         npm ci --prefix book/tools --no-audit --no-fund --silent
     fi
-    if ! command -v chromium >/dev/null; then
-        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-            echo "installing Debian's chromium for the browser check"
-            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-        else
-            echo "no chromium: \`sudo apt-get install chromium\` for \`just book-browser\`" >&2
-        fi
+    # A system package is the user's call: say what to run rather than install it.
+    if [ -z "${CHROMIUM:-}" ] && [ ! -x /usr/bin/chromium ]; then
+        echo "no Chromium: \`just book-browser\` will skip the browser check; to run it, \`sudo apt-get install chromium\` (Debian) or set CHROMIUM=/path/to/chromium" >&2
     fi
     if [ ! -f book/src/vendor/katex/katex.min.css ]; then
         mkdir -p book/src/vendor/katex
@@ -96,7 +149,7 @@ book-tools:
     fi
 
 # Draw the diagrams (layout-viz book) and the run of record's plots and table (`just plots`), then build the book into book/build
-book: book-tools
+book: book-tools _layout-viz _flashlab
     cargo run --quiet -p layout-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cd book && "{{mdbook}}" build
@@ -105,35 +158,33 @@ book: book-tools
 serve: book
     cd book && "{{mdbook}}" serve
 
-# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters and Results go to book/build/screenshots/
+# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters and Results go to book/build/screenshots/; without Chromium it says it skipped (fails when CI is set)
 book-browser:
     node book/tools/browser-check.mjs book/build book/build/screenshots
 
-# Build the book, then check it in headless Chromium (`just test` runs this)
+# Build the book, then check it in headless Chromium (`just test` runs this when mdbook is installed or CI is set)
 book-check: book book-browser
 
 # --- Bench, plots, comparisons and profiling (`flashlab bench --help` says everything) ---
 
 # Check and time every stage on the sweep (seqlen 512-16384, d 64/128, causal both): `just bench --baselines --plots`
-bench *FLAGS:
+bench *FLAGS: _kernels
     cargo run --release --quiet -- bench {{FLAGS}}
 
 # SVG plots and results-table.md from a bench.json (default: the committed run of record, into the book)
-plots from="bench/results/record/bench.json" out="book/src/generated/bench":
+plots from="bench/results/record/bench.json" out="book/src/generated/bench": _flashlab
     cargo run --release --quiet -- plots --from {{from}} --out {{out}}
 
 # Two stages side by side on one shape and seed: `just compare 3 4 --seqlen 8192 --causal`
-compare A B *FLAGS:
+compare A B *FLAGS: _kernels
     cargo run --release --quiet -- compare {{A}} {{B}} {{FLAGS}}
 
 # Nsight Compute summary of stage N's kernels (tensor pipe, shared-memory wavefronts, occupancy, DRAM, stalls)
-ncu N *FLAGS:
-    cargo build --release --quiet --bin flashlab
+ncu N *FLAGS: _kernels
     cp scripts/bundle/ncu.sh target/release/
     target/release/ncu.sh {{N}} {{FLAGS}}
 
 # Stage N's SASS with counts of HMMA/HGMMA, LDSM, LDGSTS, FFMA, MUFU... per kernel (CUOBJDUMP=... to choose one)
-sass N *FLAGS:
-    cargo build --release --quiet --bin flashlab
+sass N *FLAGS: _kernels
     cp scripts/bundle/sass.sh target/release/
     target/release/sass.sh {{N}} {{FLAGS}}

@@ -8,13 +8,15 @@ out="${1:-dist/flashlab-gpu}"
 rm -rf "$out"
 mkdir -p "$out/tests"
 
-cargo build --release --quiet --bin flashlab
+# Progress shows: the first release build of the CLI and the test binaries takes minutes.
+cargo build --release --bin flashlab
 cp target/release/flashlab "$out/"
 
 # The GPU tests: the stage crates' integration tests (their `gpu` grids and probes),
 # named <package>-<target> so the stages' `gpu` tests differ. CPU tests stay out: they
 # run in CI, and leaving them out keeps the bundle small.
-cargo test --release --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+echo "building the test binaries (release)" >&2
+cargo test --release --workspace --no-run --message-format=json | python3 -c '
 import json, sys
 for line in sys.stdin:
     msg = json.loads(line)

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 #[command(
     name = "flashlab",
     version,
-    about = "FlashAttention one kernel at a time: run, check and time each stage"
+    about = "FlashAttention one kernel at a time: run, check and time each stage",
+    after_help = "Exit status: 0 when every check passed, 1 when a check failed, 2 on an error (bad input, no GPU or driver, kernels not compiled)."
 )]
 pub struct Cli {
     #[command(subcommand)]

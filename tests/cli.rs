@@ -213,3 +213,26 @@ fn resources_shows_the_tensor_core_instructions() {
         "{table}"
     );
 }
+
+/// What the README's first command meets on a machine without a GPU (CI): the NoGpu
+/// error and exit 2, never a panic. On a GPU machine there is nothing to check here.
+#[test]
+fn stage_without_a_gpu_says_so_and_exits_2() {
+    if harness::Gpu::open().is_ok() {
+        return;
+    }
+    let (code, stderr) = flashlab(&["stage", "2", "--seqlen", "128", "--no-time"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn help_documents_the_exit_status() {
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("2 on an error"), "{help}");
+}

@@ -18,8 +18,15 @@ if (!root || !shots) {
 }
 const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
 if (!existsSync(chromium)) {
-  console.error(`browser check: no Chromium at ${chromium}; install Debian's package (apt-get install chromium) or set CHROMIUM`);
-  process.exit(1);
+  const how = "`sudo apt-get install chromium` (Debian) or set CHROMIUM=/path/to/chromium";
+  // CI must run the check; elsewhere a missing browser skips it, loudly, and never
+  // reads as a pass.
+  if (process.env.CI) {
+    console.error(`browser check: FAILED: no Chromium at ${chromium}, and CI must run this check; ${how}`);
+    process.exit(1);
+  }
+  console.error(`\n*** browser check SKIPPED: no Chromium at ${chromium}. The book was not opened in a browser; to check it, ${how}, then \`just book-browser\`. ***\n`);
+  process.exit(0);
 }
 if (!existsSync(join(root, "index.html"))) {
   console.error(`browser check: ${root}/index.html is missing; run \`just book\` first`);

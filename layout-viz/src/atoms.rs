@@ -23,6 +23,8 @@ pub enum AtomError {
     Unknown { name: String, known: String },
     #[error("invalid {what}: {why}")]
     Invalid { what: String, why: String },
+    #[error(transparent)]
+    TooLarge(#[from] crate::render::TooLarge),
 }
 
 fn invalid(what: &str, why: impl Into<String>) -> AtomError {
@@ -390,27 +392,42 @@ pub fn cp_async(threads: u32, rows: u32, cols: u32, elem_bytes: u32) -> Result<T
             format!("{elem_bytes} bytes does not divide a 16-byte copy"),
         ));
     }
+    if threads == 0 {
+        return Err(invalid("thread count", "0 threads copy nothing"));
+    }
     let per = 16 / elem_bytes;
-    if cols == 0 || cols % per != 0 {
+    // A row is a whole number of 16-byte chunks, and the threads cover whole rows per
+    // pass: the width is `per` times a divisor of `threads`.
+    let widths: Vec<u32> = (1..=threads)
+        .filter(|d| threads % d == 0)
+        .map(|d| d * per)
+        .collect();
+    if !widths.contains(&cols) {
         return Err(invalid(
             "tile width",
-            format!("{cols} columns is not a multiple of {per} elements (16 bytes)"),
+            format!(
+                "{cols} columns; with {threads} threads copying 16 bytes ({per} elements) each, the width must be one of {}",
+                join(&widths)
+            ),
         ));
     }
     let per_row = cols / per;
-    if threads == 0 || threads % per_row != 0 {
-        return Err(invalid(
-            "thread count",
-            format!("{threads} threads do not tile rows of {per_row} chunks"),
-        ));
-    }
     let rows_per_pass = threads / per_row;
     if rows == 0 || rows % rows_per_pass != 0 {
         return Err(invalid(
             "tile height",
-            format!("{rows} rows is not a multiple of {rows_per_pass} rows per pass"),
+            format!(
+                "{rows} rows; {cols} columns take {rows_per_pass} rows per pass of {threads} threads, so the height must be a multiple of {rows_per_pass}: {}, {}, {}, ...",
+                rows_per_pass,
+                2 * rows_per_pass,
+                3 * rows_per_pass
+            ),
         ));
     }
+    crate::render::check_cells(
+        format_args!("cp-async-{rows}x{cols}"),
+        &[rows.into(), cols.into()],
+    )?;
     Ok(tv(
         &format!("cp-async-{rows}x{cols}"),
         &format!("cp.async 16B: {threads} threads copy a {rows}x{cols} tile, {per} elements each"),
@@ -423,6 +440,14 @@ pub fn cp_async(threads: u32, rows: u32, cols: u32, elem_bytes: u32) -> Result<T
             mode(rows / rows_per_pass, rows_per_pass, 0),
         ],
     ))
+}
+
+fn join(values: &[u32]) -> String {
+    values
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The valid N of `wgmma.m64nNk16`.
@@ -634,6 +659,12 @@ impl TmaBox {
                 ));
             }
         }
+        // Implied by the 256 x 256 limit above today; kept so a figure stays drawable if
+        // that rule ever widens.
+        crate::render::check_cells(
+            format_args!("TMA box {}x{}", boxdim.0, boxdim.1),
+            &[boxdim.0.into(), boxdim.1.into()],
+        )?;
         Ok(TmaBox {
             tensor_rows: tensor.0,
             tensor_cols: tensor.1,

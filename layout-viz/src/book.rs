@@ -24,6 +24,8 @@ pub enum BookError {
     Bank(#[from] BankError),
     #[error(transparent)]
     KernelFn(#[from] KernelFnError),
+    #[error(transparent)]
+    TooLarge(#[from] render::TooLarge),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -56,7 +58,7 @@ pub fn parse(text: &str) -> Result<AnyLayout, BookError> {
 
 /// The `draw layout` figure.
 pub fn layout_svg(text: &str, path: bool) -> Result<String, BookError> {
-    Ok(render::layout(&render::layout_grid(&parse(text)?), path))
+    Ok(render::layout(&render::layout_grid(&parse(text)?)?, path))
 }
 
 /// The `draw swizzle` figure: `layout` before and after `Swizzle<bits, base, shift>`.
@@ -94,9 +96,9 @@ pub fn swizzle_svg(
             text: layout.to_string(),
             why: e.to_string(),
         })?;
-    let before = render::layout_grid(&AnyLayout::Plain(plain.clone()));
+    let before = render::layout_grid(&AnyLayout::Plain(plain.clone()))?;
     let after_layout = AnyLayout::Swizzled(crate::swizzle::ComposedLayout::new(sw, offset, plain));
-    let mut after: LayoutGrid = render::layout_grid(&after_layout);
+    let mut after: LayoutGrid = render::layout_grid(&after_layout)?;
     let kernel =
         shift >= 0 && kernel_fns::supported_swizzles().contains(&(bits, base, shift as u32));
     if kernel {

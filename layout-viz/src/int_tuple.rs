@@ -195,6 +195,27 @@ fn divmod(a: i64, b: i64) -> (i64, i64) {
     (a / b, a % b)
 }
 
+/// Checks that every integer of `crd` lies inside the (sub-)shape it indexes: `0..size`.
+/// `crd` must already have a form `crd2idx` accepts against `shape`.
+pub fn check_in_bounds(crd: &IntTuple, shape: &IntTuple) -> Result<(), String> {
+    match (crd, shape) {
+        (Tuple(c), Tuple(s)) => c.iter().zip(s).try_for_each(|(c, s)| check_in_bounds(c, s)),
+        (Int(c), s) => {
+            let size = s.size();
+            if (0..size).contains(c) {
+                Ok(())
+            } else if let Int(_) = s {
+                Err(format!("{c} is outside 0..{size}"))
+            } else {
+                Err(format!("{c} is outside 0..{size} (the size of {s})"))
+            }
+        }
+        (Tuple(_), Int(_)) => Err(format!(
+            "coordinate {crd} is a tuple where the shape is {shape}"
+        )),
+    }
+}
+
 /// Maps a coordinate to an offset through `shape` and `stride` (CuTe's
 /// `crd2idx(coord, shape, stride)`).
 ///

@@ -18,6 +18,15 @@ pub enum LayoutError {
     NonPositiveShape(IntTuple),
     #[error("coordinate: {0}")]
     Coordinate(String),
+    /// `why` names the integer and the range it left, e.g. `9 is outside 0..8`.
+    #[error("{why}")]
+    OutOfBounds {
+        coord: IntTuple,
+        shape: IntTuple,
+        why: String,
+    },
+    #[error("layout {shape}:{stride} is too large: its size or an offset overflows 64 bits")]
+    Overflow { shape: IntTuple, stride: IntTuple },
     #[error("{op}: {msg}")]
     Algebra { op: &'static str, msg: String },
     #[error("{0}")]
@@ -53,6 +62,16 @@ impl Layout {
         }
         if shape.flatten().iter().any(|&s| s <= 0) {
             return Err(LayoutError::NonPositiveShape(shape));
+        }
+        // size() and every in-bounds offset must fit an i64, or arithmetic on them would
+        // panic (debug) or wrap (release) far from the input that caused it.
+        let (sizes, strides) = (shape.flatten(), stride.flatten());
+        let size = sizes.iter().try_fold(1i64, |acc, &s| acc.checked_mul(s));
+        let span = sizes.iter().zip(&strides).try_fold(0i64, |acc, (&s, &d)| {
+            (s - 1).checked_mul(d.checked_abs()?)?.checked_add(acc)
+        });
+        if size.is_none() || span.is_none() {
+            return Err(LayoutError::Overflow { shape, stride });
         }
         Ok(Layout { shape, stride })
     }
@@ -140,14 +159,25 @@ impl Layout {
 
     /// Coordinate to offset (CuTe's `layout(crd)`/`crd2idx`): the coordinate may be a 1-D
     /// index, a hierarchical coordinate, or any coarser profile where an integer stands
-    /// for a whole sub-mode. Panics on a coordinate that does not fit (see `try_crd2idx`).
+    /// for a whole sub-mode. As in CuTe, an integer past the end of a mode is not an
+    /// error: the last mode keeps counting. Panics on a coordinate whose form does not
+    /// fit the shape (see `try_crd2idx`).
     pub fn crd2idx(&self, crd: &IntTuple) -> i64 {
-        self.try_crd2idx(crd).unwrap_or_else(|e| panic!("{e}"))
+        it::crd2idx(crd, &self.shape, &self.stride).unwrap_or_else(|e| panic!("coordinate: {e}"))
     }
 
-    /// Fallible `crd2idx`, for coordinates typed by a user.
+    /// Fallible `crd2idx`, for coordinates typed by a user: besides the form, every
+    /// integer must lie inside its mode (a 1-D index in `0..size()`), since the offset
+    /// CuTe computes past the end (the last mode extended) is rarely what was meant.
     pub fn try_crd2idx(&self, crd: &IntTuple) -> Result<i64, LayoutError> {
-        it::crd2idx(crd, &self.shape, &self.stride).map_err(LayoutError::Coordinate)
+        let offset =
+            it::crd2idx(crd, &self.shape, &self.stride).map_err(LayoutError::Coordinate)?;
+        it::check_in_bounds(crd, &self.shape).map_err(|why| LayoutError::OutOfBounds {
+            coord: crd.clone(),
+            shape: self.shape.clone(),
+            why,
+        })?;
+        Ok(offset)
     }
 
     /// The colexicographic coordinate of 1-D index `idx` (CuTe's `idx2crd(idx, shape)`).

@@ -15,6 +15,39 @@ use svg::node::element::{Circle, Group, Polyline, Rectangle, Text, Title};
 use crate::atoms::{Ldmatrix, MmaAtom, TmaBox, TvAtom};
 use crate::bank::{self, Access, BankReport};
 
+/// The most cells one panel draws: a 256 x 256 tile, four times the largest atom a
+/// kernel uses (wgmma's 64 x 256 accumulator). Its SVG is about 25 MB already; a larger
+/// one is unreadable, and a very large layout would exhaust memory before a byte is
+/// written, so it is refused up front.
+pub const MAX_CELLS: u64 = 65_536;
+
+/// A figure with more cells than [`MAX_CELLS`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} has {cells} cells, more than the {MAX_CELLS} (256 x 256) layout-viz draws; draw a tile of it instead"
+)]
+pub struct TooLarge {
+    /// What was to be drawn, e.g. `layout (100000,100000):(1,100000)`.
+    pub what: String,
+    /// Saturates at `u128::MAX` for shapes whose size does not fit even that.
+    pub cells: u128,
+}
+
+/// Refuses a figure of `dims`' product of cells when it exceeds [`MAX_CELLS`]; called
+/// before anything of that size is allocated.
+pub fn check_cells(what: impl std::fmt::Display, dims: &[u64]) -> Result<(), TooLarge> {
+    let cells = dims
+        .iter()
+        .fold(1u128, |acc, &d| acc.saturating_mul(u128::from(d)));
+    if cells > u128::from(MAX_CELLS) {
+        return Err(TooLarge {
+            what: what.to_string(),
+            cells,
+        });
+    }
+    Ok(())
+}
+
 /// Fill colors: 16 light, mutually distinguishable tones (after the Tableau 20 light
 /// set), all readable under dark text.
 pub const PALETTE: [&str; 16] = [
@@ -682,7 +715,9 @@ pub fn ldmatrix(l: &Ldmatrix) -> String {
 
 /// A bank map: one panel per phase, rows = the 128-byte lines touched, columns = banks;
 /// touched words show their lane(s) and the bank group's color, conflicted banks are
-/// outlined in red, and the caption gives wavefronts against the ideal.
+/// outlined in red, and the caption gives wavefronts against the ideal. It needs no
+/// [`MAX_CELLS`] check: 32 lanes of at most 16 bytes touch at most 64 lines, so at
+/// most 4 phases x 64 x 32 cells.
 pub fn bank_map(access: &Access, report: &BankReport) -> String {
     let mut lines: Vec<u64> = report
         .lanes
@@ -906,9 +941,18 @@ pub fn tma(b: &TmaBox) -> String {
 }
 
 /// A plain or swizzled layout as a grid: mode 0 down the rows, the remaining modes
-/// (colexicographically) across the columns; a rank-1 layout is one row.
-pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> LayoutGrid {
+/// (colexicographically) across the columns; a rank-1 layout is one row. Refuses a
+/// layout of more than [`MAX_CELLS`] elements.
+pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, TooLarge> {
     let shape = layout.shape();
+    check_cells(
+        format_args!("layout {layout}"),
+        &shape
+            .flatten()
+            .iter()
+            .map(|&s| s.max(0) as u64)
+            .collect::<Vec<_>>(),
+    )?;
     let size = layout.size().max(0) as u32;
     let rows = if shape.rank() >= 2 {
         shape.get(0).size().max(1) as u32
@@ -925,11 +969,11 @@ pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> LayoutGrid {
             coords.push(crate::int_tuple::idx2crd(index, shape).to_string());
         }
     }
-    LayoutGrid {
+    Ok(LayoutGrid {
         notation: layout.to_string(),
         rows,
         cols,
         offsets,
         coords,
-    }
+    })
 }

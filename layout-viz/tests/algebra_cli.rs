@@ -123,6 +123,24 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         (&["eval", "(2,4):(1,2)", "(1,2,3)"], "does not fit"),
         (&["eval", "(2,4):(1,2)", "((1,1),2)"], "does not fit"),
         (&["eval", "Sw<3,3> o 8:1", "0"], "expected ','"),
+        // CuTe would extend the last mode past the end; a typed index there is a mistake.
+        (&["eval", "(8,64):(64,1)", "-1"], "-1 is outside 0..512"),
+        (&["eval", "(8,64):(64,1)", "1000"], "1000 is outside 0..512"),
+        (&["eval", "(8,64):(64,1)", "512"], "512 is outside 0..512"),
+        (&["eval", "(8,64):(64,1)", "(8,0)"], "8 is outside 0..8"),
+        (&["eval", "(8,64):(64,1)", "(0,-1)"], "-1 is outside 0..64"),
+        (
+            &["eval", "((2,2),8):((1,2),4)", "((0,2),0)"],
+            "2 is outside 0..2",
+        ),
+        (
+            &["eval", "Sw<3,3,3> o (8,64):(64,1)", "512"],
+            "outside 0..512",
+        ),
+        (
+            &["eval", "(4294967296,4294967296,4294967296):(1,1,1)", "0"],
+            "overflows 64 bits",
+        ),
         (
             &["op", "composition", "(6,3,2):(1,12,6)", "8:1"],
             "divisibility",

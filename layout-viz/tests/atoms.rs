@@ -118,6 +118,24 @@ fn cp_async_128_threads_rows_of_64_bf16() {
 }
 
 #[test]
+fn cp_async_errors_list_the_valid_sizes() {
+    let width = atoms::tv_by_name("cp-async-16x24").unwrap_err().to_string();
+    assert!(
+        width.contains("one of 8, 16, 32, 64, 128, 256, 512, 1024"),
+        "{width}"
+    );
+    let height = atoms::tv_by_name("cp-async-100x64")
+        .unwrap_err()
+        .to_string();
+    assert!(height.contains("multiple of 16: 16, 32, 48"), "{height}");
+    assert!(atoms::tv_by_name("cp-async-0x64").is_err());
+    assert!(atoms::cp_async(0, 16, 64, 2).is_err());
+    for (rows, cols) in [(128, 8), (16, 64), (1, 1024)] {
+        assert!(atoms::cp_async(128, rows, cols, 2).is_ok(), "{rows}x{cols}");
+    }
+}
+
+#[test]
 fn broadcast_cells_have_every_owner() {
     let b = atoms::tv_by_name("mma-m16n8k16-b-4warps").unwrap();
     assert_eq!(b.threads(), 128);

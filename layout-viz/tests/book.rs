@@ -106,6 +106,36 @@ fn cli_draws_to_a_file() {
 }
 
 #[test]
+fn cli_refuses_what_is_too_large_to_draw() {
+    for (args, needle) in [
+        (
+            &["draw", "layout", "(100000,100000):(1,100000)"][..],
+            "10000000000 cells, more than the 65536",
+        ),
+        (
+            &[
+                "draw",
+                "swizzle",
+                "--layout",
+                "Sw<3,3,3> o (1024,1024):(1024,1)",
+            ],
+            "1048576 cells",
+        ),
+        (&["draw", "tv", "cp-async-4096x64"], "262144 cells"),
+        (
+            &["draw", "tv", "cp-async-16x24"],
+            "one of 8, 16, 32, 64, 128, 256, 512, 1024",
+        ),
+    ] {
+        let out = cli(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} wrote an SVG");
+    }
+}
+
+#[test]
 fn cli_bad_input_exits_2_with_a_message() {
     for args in [
         &["draw", "tv", "mma-m99"][..],

@@ -138,3 +138,45 @@ fn byte_identical_across_runs() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn figures_past_max_cells_are_refused_before_allocating() {
+    // 10^10 cells: building the grid would need tens of GB.
+    let err = book::layout_svg("(100000,100000):(1,100000)", false).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("10000000000 cells"), "{msg}");
+    assert!(msg.contains(&render::MAX_CELLS.to_string()), "{msg}");
+    // Both the plain and the swizzled spelling of a swizzle figure.
+    assert!(book::swizzle_svg("(1024,1024):(1024,1)", Some((3, 3, 3)), 2).is_err());
+    assert!(book::swizzle_svg("Sw<3,3,3> o _0 o (1024,1024):(1024,1)", None, 2).is_err());
+    // A TV atom: cp.async tiles are the only atoms whose size the name chooses.
+    assert!(matches!(
+        atoms::cp_async(128, 128, 1024, 2),
+        Err(atoms::AtomError::TooLarge(_))
+    ));
+    // At the limit is still drawn.
+    assert!(render::check_cells("a 256 x 256 tile", &[256, 256]).is_ok());
+    assert!(render::check_cells("a 256 x 257 tile", &[256, 257]).is_err());
+    // A size past u64 saturates rather than overflowing.
+    assert!(render::check_cells("huge", &[u64::MAX, u64::MAX, 2]).is_err());
+}
+
+#[test]
+fn bounded_figures_stay_under_max_cells() {
+    // Bank maps come from 32 lanes, so no pattern comes near the limit.
+    for (name, _) in bank::PATTERNS {
+        let access = bank::pattern(name).unwrap();
+        let (cells, _) = check(&render::bank_map(
+            &access,
+            &bank::simulate(&access).unwrap(),
+        ));
+        assert!(cells as u64 <= render::MAX_CELLS / 8, "{name}: {cells}");
+    }
+    // The largest TMA box (256 x 256 of 8-byte elements) draws 2 panels of 256 x 128
+    // chunks: exactly the limit.
+    let b = atoms::TmaBox::new((256, 256), (256, 256), (0, 0), 8, atoms::TmaSwizzle::None).unwrap();
+    assert_eq!(
+        2 * u64::from(b.box_rows) * u64::from(b.box_cols * b.elem_bytes / 16),
+        render::MAX_CELLS
+    );
+}

@@ -163,7 +163,8 @@ find_ncu() {
              /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
         if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
     done
-    echo "ncu.sh: Nsight Compute (ncu) not found: set NCU=/path/to/ncu or install Nsight Compute" >&2
+    # Like sanitize.sh and sass.sh: name what is missing and where it usually lives.
+    echo "ncu.sh: Nsight Compute (ncu) not found: set NCU=/path/to/ncu, or install Nsight Compute (it comes with the CUDA toolkit, in \$CUDA_HOME/bin or /opt/nvidia/nsight-compute/<version>; the pip toolchain in .toolchain has none). GPU machines with the toolkit have it." >&2
     return 1
 }
 
@@ -179,7 +180,7 @@ n="$1"; shift
 flashlab="$here/flashlab"
 [ -x "$flashlab" ] || { echo "ncu.sh: no flashlab next to this script ($flashlab)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "ncu.sh: python3 is needed for the summary" >&2; exit 2; }
-ncu="$(find_ncu)"
+ncu="$(find_ncu)" || exit 2
 shape=("$@")
 [ ${#shape[@]} -gt 0 ] || shape=(--batch 1 --heads 16 --seqlen 4096 --dim 128)
 

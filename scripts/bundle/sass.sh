@@ -64,7 +64,8 @@ find_cuobjdump() {
              "${CUDA_HOME:+$CUDA_HOME/bin/cuobjdump}" /usr/local/cuda/bin/cuobjdump; do
         if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
     done
-    echo "sass.sh: cuobjdump not found (set CUOBJDUMP=/path/to/cuobjdump, or install the CUDA toolkit; \`just cuda\` puts cuobjdump and nvdisasm in .toolchain/cuda/nvidia/cu13/bin, on \`just\`'s PATH; a .toolchain/cuda from before they were added needs \`rm -rf .toolchain/cuda\` first)" >&2
+    # Like sanitize.sh and ncu.sh: name what is missing and where it usually lives.
+    echo "sass.sh: cuobjdump not found: set CUOBJDUMP=/path/to/cuobjdump, or install the CUDA toolkit (it lives in \$CUDA_HOME/bin; \`just cuda\` puts cuobjdump and nvdisasm in .toolchain/cuda/nvidia/cu13/bin, and a .toolchain/cuda from before they were added needs \`rm -rf .toolchain/cuda\` first). GPU machines with the toolkit have it." >&2
     return 1
 }
 
@@ -93,7 +94,7 @@ fi
 
 flashlab="$here/flashlab"
 [ -x "$flashlab" ] || { echo "sass.sh: no flashlab next to this script ($flashlab)" >&2; exit 2; }
-cuobjdump="$(find_cuobjdump)"
+cuobjdump="$(find_cuobjdump)" || exit 2
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 "$flashlab" dump-fatbin "$n" --out "$tmp/stage.fatbin"
 out_dir="${SASS_OUT:-.}"; mkdir -p "$out_dir"
