@@ -2,7 +2,8 @@
 
 toolchain := justfile_directory() / ".toolchain/cuda"
 nvcc_bin := toolchain / "nvidia/cu13/bin"
-# The pinned CUDA 13.0 compiler from PyPI (used only when no nvcc is installed).
+# The pinned CUDA 13.0 compiler from PyPI (used only when no nvcc is installed), with
+# cuobjdump and nvdisasm 13.2 (the oldest 13.x on PyPI; they read 13.0's binaries).
 cuda_packages := "nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
 
 export PATH := env_var("PATH") + ":" + nvcc_bin
@@ -56,6 +57,13 @@ cuda: (_nvcc "say")
 _nvcc say="":
     #!/usr/bin/env bash
     set -euo pipefail
+    # A workspace toolchain from before cuobjdump and nvdisasm joined the pinned set (they
+    # count the tensor-core instructions `just resources` shows): pip cannot add them to
+    # it in place, so it is installed afresh.
+    if [ -x "{{nvcc_bin}}/nvcc" ] && [ ! -x "{{nvcc_bin}}/cuobjdump" ]; then
+        echo "the workspace's CUDA toolchain lacks cuobjdump and nvdisasm: installing it afresh"
+        rm -rf "{{toolchain}}"
+    fi
     for c in "${NVCC:-}" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc; do
         if [ -n "$c" ] && [ -x "$c" ]; then
             if [ -n "{{say}}" ]; then echo "nvcc found: $c"; fi
