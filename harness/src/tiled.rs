@@ -24,6 +24,15 @@ impl QTiles {
         self.warps * 32
     }
 
+    /// One block per `block_q` query rows of one (head, batch).
+    pub fn grid(&self, shape: &reference::Shape) -> (u32, u32, u32) {
+        (
+            (shape.seqlen_q as u32).div_ceil(self.block_q),
+            shape.heads as u32,
+            shape.batch as u32,
+        )
+    }
+
     /// The Q tile and `kv_slots` tiles each of K and V, 16-bit elements.
     pub const fn smem_bytes(&self, head_dim: usize) -> u32 {
         (self.block_q + 2 * self.kv_slots * self.block_kv) * head_dim as u32 * 2
@@ -67,11 +76,7 @@ impl Stage for TiledStage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles;
-        let grid = (
-            (p.seqlen_q as u32).div_ceil(t.block_q),
-            p.heads as u32,
-            p.batch as u32,
-        );
+        let grid = t.grid(p);
         let function = self.info.kernels.function(
             gpu,
             &kernel_name(self.kernel, args.problem.dtype, p.head_dim),

@@ -178,11 +178,7 @@ impl Stage for TmaStage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles;
-        let grid = (
-            (p.seqlen_q as u32).div_ceil(t.block_q),
-            p.heads as u32,
-            p.batch as u32,
-        );
+        let grid = t.grid(p);
         let function = self.info.kernels.function(
             gpu,
             &kernel_name(self.kernel, args.problem.dtype, p.head_dim),

@@ -25,7 +25,7 @@
 //! Book: "Stage 11: wgmma".
 
 use svg::Document;
-use svg::node::element::{Circle, Group, Line, Rectangle, Text, Title};
+use svg::node::element::{Circle, Group, Rectangle, Title};
 
 use crate::atoms::{AtomError, TmaBox, TmaSwizzle};
 use crate::render;
@@ -156,46 +156,8 @@ pub fn k_step(mode: TmaSwizzle, rows: u32, kk: u32) -> KMajor {
 
 // render.rs's ink and font, ring.rs's rules: every text at least 12px, the figure at most
 // 740px wide, the book's column, so it is never scaled down.
-const INK: &str = "#222222";
-const MUTED: &str = "#777777";
-const MARK: &str = "#d62728";
-const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
-const MARGIN: f64 = 20.0;
-/// The widest a figure may be: the book's text column.
-pub const MAX_WIDTH: f64 = 740.0;
-
-fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {
-    Text::new(content.into())
-        .set("x", fmt(x))
-        .set("y", fmt(y))
-        .set("font-size", size)
-        .set("font-family", FONT)
-        .set("fill", INK)
-}
-
-fn fmt(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
-    Rectangle::new()
-        .set("x", fmt(x))
-        .set("y", fmt(y))
-        .set("width", fmt(w))
-        .set("height", fmt(h))
-        .set("fill", fill)
-}
-
-fn line(x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64) -> Line {
-    Line::new()
-        .set("x1", fmt(x1))
-        .set("y1", fmt(y1))
-        .set("x2", fmt(x2))
-        .set("y2", fmt(y2))
-        .set("stroke", stroke)
-        .set("stroke-width", fmt(width))
-}
+pub use crate::svg_kit::MAX_WIDTH;
+use crate::svg_kit::{INK, MARGIN, MARK, MUTED, fmt, line, rect, text};
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, label: &str, tip: &str) -> Group {
     Group::new()

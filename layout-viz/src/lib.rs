@@ -20,3 +20,4 @@ pub mod gmma;
 pub mod kernel_fns;
 pub mod render;
 pub mod ring;
+pub mod svg_kit;

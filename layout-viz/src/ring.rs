@@ -9,7 +9,7 @@
 //! kernel's order of issues and waits. Book: "Stage 10: TMA and mbarriers".
 
 use svg::Document;
-use svg::node::element::{Group, Line, Rectangle, Text, Title};
+use svg::node::element::{Group, Line, Rectangle, Title};
 
 use crate::render;
 
@@ -87,38 +87,10 @@ impl Mbarrier {
 
 // render.rs's ink, font and sizes; every text here is at least 12px, and the figure at
 // most 740px wide, the book's column, so it is never scaled down.
-const INK: &str = "#222222";
-const MUTED: &str = "#777777";
-const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
+pub use crate::svg_kit::MAX_WIDTH;
+use crate::svg_kit::{INK, MARGIN, MUTED, fmt, rect, text};
 const CHAR_W: f64 = 7.3; // a 12px monospace character
-const MARGIN: f64 = 20.0;
-/// The widest the figure may be: the book's text column.
-pub const MAX_WIDTH: f64 = 740.0;
 
-fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {
-    Text::new(content.into())
-        .set("x", fmt(x))
-        .set("y", fmt(y))
-        .set("font-size", size)
-        .set("font-family", FONT)
-        .set("fill", INK)
-}
-
-fn fmt(v: f64) -> String {
-    let s = format!("{v:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
-    Rectangle::new()
-        .set("x", fmt(x))
-        .set("y", fmt(y))
-        .set("width", fmt(w))
-        .set("height", fmt(h))
-        .set("fill", fill)
-}
-
-/// A cell: a `<g class="cell">` with its tooltip, a box and up to two centred lines.
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, lines: &[String], tip: &str) -> Group {
     let mut g = Group::new().set("class", "cell").add(Title::new(tip)).add(
         rect(x, y, w, h, fill)

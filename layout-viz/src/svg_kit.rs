@@ -1,0 +1,46 @@
+//! The small SVG vocabulary of the column-width figures (`gmma.rs`, `ring.rs`): colours,
+//! the font, the width limit, and text, rectangles and lines with coordinates written
+//! compactly. Written once so the figures look alike and read at the book's width.
+
+use svg::node::element::{Line, Rectangle, Text};
+
+pub const INK: &str = "#222222";
+pub const MUTED: &str = "#777777";
+pub const MARK: &str = "#d62728";
+pub const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
+pub const MARGIN: f64 = 20.0;
+/// The widest a figure may be: the book's text column.
+pub const MAX_WIDTH: f64 = 740.0;
+
+pub fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {
+    Text::new(content.into())
+        .set("x", fmt(x))
+        .set("y", fmt(y))
+        .set("font-size", size)
+        .set("font-family", FONT)
+        .set("fill", INK)
+}
+
+pub fn fmt(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+pub fn rect(x: f64, y: f64, w: f64, h: f64, fill: &str) -> Rectangle {
+    Rectangle::new()
+        .set("x", fmt(x))
+        .set("y", fmt(y))
+        .set("width", fmt(w))
+        .set("height", fmt(h))
+        .set("fill", fill)
+}
+
+pub fn line(x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64) -> Line {
+    Line::new()
+        .set("x1", fmt(x1))
+        .set("y1", fmt(y1))
+        .set("x2", fmt(x2))
+        .set("y2", fmt(y2))
+        .set("stroke", stroke)
+        .set("stroke-width", fmt(width))
+}
