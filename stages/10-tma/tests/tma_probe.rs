@@ -18,10 +18,26 @@ const COLS: u32 = 104;
 const ORIGIN: (u32, u32) = (30, 48);
 const BOX_ROWS: u32 = 16;
 const MODES: [(TmaSwizzle, CUtensorMapSwizzle, u32); 4] = [
-    (TmaSwizzle::None, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE, 64),
-    (TmaSwizzle::B32, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B, 16),
-    (TmaSwizzle::B64, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B, 32),
-    (TmaSwizzle::B128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B, 64),
+    (
+        TmaSwizzle::None,
+        CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+        64,
+    ),
+    (
+        TmaSwizzle::B32,
+        CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        16,
+    ),
+    (
+        TmaSwizzle::B64,
+        CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        32,
+    ),
+    (
+        TmaSwizzle::B128,
+        CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        64,
+    ),
 ];
 
 #[repr(C)]
@@ -85,7 +101,12 @@ fn tma_loads_land_where_layout_viz_draws_them() {
         let wrong: Vec<String> = (0..1024)
             .filter(|&i| smem[i] != expected[i])
             .take(8)
-            .map(|i| format!("element {i}: hardware {:#x}, model {:#x}", smem[i], expected[i]))
+            .map(|i| {
+                format!(
+                    "element {i}: hardware {:#x}, model {:#x}",
+                    smem[i], expected[i]
+                )
+            })
             .collect();
         assert!(wrong.is_empty(), "swizzle {mode:?}: {}", wrong.join("; "));
     }

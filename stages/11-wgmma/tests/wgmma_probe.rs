@@ -13,7 +13,9 @@ fn run_probe() -> Option<(Vec<f32>, Vec<f32>)> {
         harness::testing::skip(format!("the wgmma probe needs {}", GpuArch::Sm90a.needs()));
         return None;
     }
-    let function = stage11_wgmma::KERNELS.function(&gpu, "wgmma_probe").unwrap();
+    let function = stage11_wgmma::KERNELS
+        .function(&gpu, "wgmma_probe")
+        .unwrap();
     let stream = gpu.stream();
     let mut c_ss = stream.alloc_zeros::<f32>(128 * 32).unwrap();
     let mut c_rs = stream.alloc_zeros::<f32>(128 * 32).unwrap();
