@@ -24,8 +24,7 @@
 //! [`MnMajor`] is V's read (N contiguous, the descriptor's transpose bit set).
 //! Book: "Stage 11: wgmma".
 
-use svg::Document;
-use svg::node::element::{Circle, Group, Rectangle, Title};
+use svg::node::element::{Circle, Group, Title};
 
 use crate::atoms::{AtomError, TmaBox, TmaSwizzle};
 use crate::render;
@@ -157,7 +156,7 @@ pub fn k_step(mode: TmaSwizzle, rows: u32, kk: u32) -> KMajor {
 // render.rs's ink and font, ring.rs's rules: every text at least 12px, the figure at most
 // 740px wide, the book's column, so it is never scaled down.
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MARK, MUTED, fmt, line, rect, text};
+use crate::svg_kit::{INK, MARGIN, MARK, MUTED, document, fmt, line, rect, text};
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, label: &str, tip: &str) -> Group {
     Group::new()
@@ -207,23 +206,6 @@ fn arrow(x1: f64, y1: f64, x2: f64, y2: f64, label: &str, right_of: bool) -> Gro
         .add(head(x2, y2, dx, dy))
         .add(head(x1, y1, -dx, -dy))
         .add(label.set("fill", MARK))
-}
-
-fn document(width: f64, height: f64, title: &str, body: Group) -> String {
-    Document::new()
-        .set("viewBox", (0, 0, width, height))
-        .set("width", width)
-        .set("height", height)
-        .add(Title::new(title))
-        .add(
-            Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "#ffffff"),
-        )
-        .add(body)
-        .to_string()
-        + "\n"
 }
 
 /// Rows of the tile the figure draws: two 8-row groups, enough to show SBO.

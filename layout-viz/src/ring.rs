@@ -8,8 +8,7 @@
 //! reduced to what the ring uses, and the tests hold the one to the other over the
 //! kernel's order of issues and waits. Book: "Stage 10: TMA and mbarriers".
 
-use svg::Document;
-use svg::node::element::{Group, Line, Rectangle, Title};
+use svg::node::element::{Group, Line, Title};
 
 use crate::render;
 
@@ -88,7 +87,7 @@ impl Mbarrier {
 // render.rs's ink, font and sizes; every text here is at least 12px, and the figure at
 // most 740px wide, the book's column, so it is never scaled down.
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, fmt, rect, text};
+use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, rect, text};
 const CHAR_W: f64 = 7.3; // a 12px monospace character
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, lines: &[String], tip: &str) -> Group {
@@ -390,20 +389,7 @@ pub fn ring_phases(nstages: u32, n_tiles: u32, boxes: &[(&str, u32)]) -> String 
     let height = (y + MARGIN).ceil();
     let width = MAX_WIDTH;
 
-    Document::new()
-        .set("viewBox", (0, 0, width, height))
-        .set("width", width)
-        .set("height", height)
-        .add(Title::new("The K/V ring's mbarrier phases"))
-        .add(
-            Rectangle::new()
-                .set("width", "100%")
-                .set("height", "100%")
-                .set("fill", "#ffffff"),
-        )
-        .add(body)
-        .to_string()
-        + "\n"
+    document(width, height, "The K/V ring's mbarrier phases", body)
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! the font, the width limit, and text, rectangles and lines with coordinates written
 //! compactly. Written once so the figures look alike and read at the book's width.
 
-use svg::node::element::{Line, Rectangle, Text};
+use svg::Document;
+use svg::node::element::{Group, Line, Rectangle, Text, Title};
 
 pub const INK: &str = "#222222";
 pub const MUTED: &str = "#777777";
@@ -43,4 +44,23 @@ pub fn line(x1: f64, y1: f64, x2: f64, y2: f64, stroke: &str, width: f64) -> Lin
         .set("y2", fmt(y2))
         .set("stroke", stroke)
         .set("stroke-width", fmt(width))
+}
+
+/// A whole figure: `body` on a white page of `width` x `height`, titled for hover and
+/// screen readers.
+pub fn document(width: f64, height: f64, title: &str, body: Group) -> String {
+    Document::new()
+        .set("viewBox", (0, 0, width, height))
+        .set("width", width)
+        .set("height", height)
+        .add(Title::new(title))
+        .add(
+            Rectangle::new()
+                .set("width", "100%")
+                .set("height", "100%")
+                .set("fill", "#ffffff"),
+        )
+        .add(body)
+        .to_string()
+        + "\n"
 }
