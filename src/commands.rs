@@ -105,19 +105,20 @@ fn stage(args: StageArgs) -> Result<i32> {
     // Refuse bad input before touching the GPU, so the message names the real problem.
     stage.info().validate(&problem)?;
     let gpu = Gpu::open()?;
-    if let Err(e) = gpu.check_stage(stage.info()) {
-        anyhow::bail!(
-            "{e}\nthe stages that run on this GPU: {}",
-            runnable_here(&gpu)
-        );
-    }
     let opts = RunOptions {
         seed: args.seed,
         check: !args.no_check,
         timing: (!args.no_time).then_some(args.timing.timing),
         adjust_inputs: None,
     };
-    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
+    // run_stage refuses a stage this GPU cannot run; the message then names those it can.
+    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts).map_err(|e| match e {
+        harness::Error::WrongGpu { .. } => anyhow::anyhow!(
+            "{e}\nthe stages that run on this GPU: {}",
+            runnable_here(&gpu)
+        ),
+        e => e.into(),
+    })?;
     if let Some(dir) = &args.save {
         crate::save::save_npy(dir, &problem, &outputs)?;
     }
