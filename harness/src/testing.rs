@@ -72,12 +72,9 @@ fn assert_stage_on(
     shapes: &[(usize, usize, usize, usize, usize)],
     adjusts: &[Adjust],
 ) {
-    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
-    // A Hopper stage on another GPU: said, not passed (its kernels cannot load here).
-    if let Err(e) = gpu.check_stage(stage.info()) {
-        skip(e);
+    let Some(gpu) = gpu_for(stage.info()) else {
         return;
-    }
+    };
     let mut failures = Vec::new();
     for (&(batch, heads, kv_heads, seqlen_q, seqlen_k), &(inputs, adjust)) in shapes
         .iter()
@@ -122,6 +119,20 @@ fn assert_stage_on(
         stage.info().label(),
         failures.join("\n")
     );
+}
+
+/// The GPU, for a test of a stage's kernels; `None` after saying why (with [`skip`]) when
+/// the GPU cannot run them (a Hopper stage elsewhere: said, not passed). No GPU at all
+/// panics: GPU tests are `#[ignore]`d where there is none.
+pub fn gpu_for(info: &crate::StageInfo) -> Option<Gpu> {
+    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
+    match gpu.check_stage(info) {
+        Ok(()) => Some(gpu),
+        Err(e) => {
+            skip(e);
+            None
+        }
+    }
 }
 
 /// Says that the running test could not check what it is for, and why, where a run of

@@ -6,7 +6,6 @@
 use harness::cudarc::driver::sys::{CUtensorMapDataType, CUtensorMapSwizzle};
 use harness::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
 use harness::tma::TensorMap;
-use harness::{Gpu, GpuArch};
 use layout_viz::atoms::{TmaBox, TmaSwizzle};
 
 /// A 40 x 104 tensor of 16-bit elements (rows of 208 bytes: a tensor map's strides must be
@@ -49,11 +48,9 @@ unsafe impl DeviceRepr for ProbeMaps {}
 #[test]
 #[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
 fn tma_loads_land_where_layout_viz_draws_them() {
-    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
-    if !GpuArch::Sm90a.runs_on(gpu.compute_capability) {
-        harness::testing::skip(format!("the TMA probe needs {}", GpuArch::Sm90a.needs()));
+    let Some(gpu) = harness::testing::gpu_for(&stage10_tma::INFO) else {
         return;
-    }
+    };
     let stream = gpu.stream();
     let host: Vec<u16> = (0..ROWS * COLS).map(|i| (i + 1) as u16).collect();
     let tensor = stream.clone_htod(&host).unwrap();

@@ -5,14 +5,9 @@
 //! through the kernel's own descriptors and 128-byte swizzled layout.
 
 use harness::cudarc::driver::{LaunchConfig, PushKernelArg};
-use harness::{Gpu, GpuArch};
 
 fn run_probe() -> Option<(Vec<f32>, Vec<f32>)> {
-    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
-    if !GpuArch::Sm90a.runs_on(gpu.compute_capability) {
-        harness::testing::skip(format!("the wgmma probe needs {}", GpuArch::Sm90a.needs()));
-        return None;
-    }
+    let gpu = harness::testing::gpu_for(&stage11_wgmma::INFO)?;
     let function = stage11_wgmma::KERNELS
         .function(&gpu, "wgmma_probe")
         .unwrap();
