@@ -10,7 +10,7 @@
 use flashlab::stages::STAGES;
 use harness::kernels::kernels_by_arch;
 use harness::testing::skip;
-use harness::{GpuArch, KernelBundle, KernelResources, Stage};
+use harness::{GpuArch, KernelBundle, KernelResources, Stage, TensorCores};
 
 fn required() -> bool {
     std::env::var_os("FLASHLAB_REQUIRE_KERNELS").is_some()
@@ -136,26 +136,6 @@ fn ceiling_kernels_are_compiled_without_spills() {
     }
 }
 
-/// The tensor cores a stage's kernels are written to use, as the SASS must show them.
-#[derive(Debug, PartialEq)]
-enum TensorCores {
-    /// Stages 1-2: CUDA cores only.
-    None,
-    /// mma.sync: HMMA on every architecture, no wgmma.
-    Hmma,
-    /// wgmma: HGMMA and no HMMA (sm_90a only).
-    Hgmma,
-}
-
-fn tensor_cores_of(stage: u32) -> Option<TensorCores> {
-    match stage {
-        1 | 2 => Some(TensorCores::None),
-        3..=10 => Some(TensorCores::Hmma),
-        11 => Some(TensorCores::Hgmma),
-        _ => None,
-    }
-}
-
 /// `flashlab resources` counts the tensor-core instructions in each kernel's SASS; they
 /// say which tensor-core path each stage really compiled to (fp8, QGMMA, is used by none).
 #[test]
@@ -167,13 +147,7 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
             uncounted.push((info.number.to_string(), reason));
             continue;
         }
-        let Some(expected) = tensor_cores_of(info.number) else {
-            skip(format!(
-                "no expectation for stage {}: add it to tensor_cores_of",
-                info.label()
-            ));
-            continue;
-        };
+        let expected = info.tensor_cores;
         // The attention kernels the table promises; a stage's probe kernels may differ.
         let is_attention = |kernel: &str| {
             info.dtypes.iter().any(|dtype| {

@@ -26,7 +26,7 @@ pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
-pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo};
+pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo, TensorCores};
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 pub use tma::TmaStage;
 

@@ -13,6 +13,9 @@ pub struct StageInfo {
     pub idea: &'static str,
     /// The GPUs its kernels are built for.
     pub gpu: GpuArch,
+    /// The instructions its products run on, as its kernels' SASS must show them
+    /// (`tests/kernels.rs` checks it against `flashlab resources`' counts).
+    pub tensor_cores: TensorCores,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
     pub kernels: &'static KernelBundle,
@@ -86,6 +89,17 @@ impl GpuArch {
             }
         }
     }
+}
+
+/// The instructions a stage's two products (S = Q K^T, O += P V) are written with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorCores {
+    /// CUDA cores only (FFMA): no tensor-core instruction in the SASS.
+    None,
+    /// mma.sync: HMMA on every architecture, no wgmma.
+    Hmma,
+    /// wgmma on 16-bit inputs: HGMMA and no HMMA (sm_90a only).
+    Hgmma,
 }
 
 /// The device buffers of one run, as the kernels see them.

@@ -2,7 +2,9 @@
 //! then O = PV; three kernels, one thread per output element. Book: "Stage 1: naive".
 
 use harness::kernels::kernel_name;
-use harness::{DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo};
+use harness::{
+    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo, TensorCores,
+};
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -11,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "naive",
     idea: "three kernels; the full score matrix S is written to global memory",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::None,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

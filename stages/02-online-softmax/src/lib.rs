@@ -3,7 +3,9 @@
 //! the running max and sum. Book: "Stage 2: online softmax".
 
 use harness::kernels::kernel_name;
-use harness::{DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo};
+use harness::{
+    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
+};
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
 
@@ -12,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "online-softmax",
     idea: "one fused kernel: K/V tiles stream through shared memory, online softmax in registers",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::None,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

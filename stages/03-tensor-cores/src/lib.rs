@@ -2,7 +2,7 @@
 //! fragments held in registers, P handed from the S accumulator to the PV product in
 //! registers. Shared memory is still row-major. Book: "Stage 3: tensor cores".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage};
 
 pub mod tiles;
 
@@ -13,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "tensor-cores",
     idea: "mma.sync + ldmatrix; Q and P stay in registers; shared memory still row-major",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

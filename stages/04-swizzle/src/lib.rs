@@ -2,7 +2,7 @@
 //! and the global-to-shared stores have no bank conflicts. Book: "Stage 4: swizzled
 //! shared memory".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage};
 
 pub mod tiles;
 
@@ -13,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "swizzle",
     idea: "XOR-swizzled shared memory: no bank conflicts on ldmatrix or on the tile stores",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -2,7 +2,7 @@
 //! into a ring of slots while the warps compute on an earlier tile.
 //! Book: "Stage 5: cp.async pipelining".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage};
 
 pub mod tiles;
 
@@ -13,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "cp-async",
     idea: "cp.async: K/V tiles copied straight into a ring of shared-memory slots while the warps compute on an earlier tile",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

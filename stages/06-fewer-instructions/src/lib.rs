@@ -2,7 +2,7 @@
 //! instead of recomputed, fixed-trip copies and the softmax scale folded into `exp2`.
 //! Book: "Stage 6: fewer instructions per mma".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage};
 
 pub mod tiles;
 
@@ -13,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "fewer-instructions",
     idea: "fewer instructions per mma: ldmatrix.x4, addresses stepped not recomputed, fixed-trip copies, the scale folded into exp2",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

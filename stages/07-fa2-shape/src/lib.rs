@@ -2,7 +2,9 @@
 //! so each K and V fragment feeds two `mma`s; Q is re-read from shared memory.
 //! Book: "Stage 7: FlashAttention-2's work shape".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{
+    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage, ToleratedSpill,
+};
 
 pub mod tiles;
 
@@ -13,6 +15,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "fa2-shape",
     idea: "FlashAttention-2's work shape: two m16 row tiles per warp, so each K/V fragment feeds two mma",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

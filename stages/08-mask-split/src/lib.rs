@@ -2,7 +2,9 @@
 //! the unmasked tiles run one block of straight-line code.
 //! Book: "Stage 8: masked tiles apart".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{
+    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage, ToleratedSpill,
+};
 
 pub mod tiles;
 
@@ -13,6 +15,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "mask-split",
     idea: "masked tiles apart: the common, unmasked tile is one block of straight-line code",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

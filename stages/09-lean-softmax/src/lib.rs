@@ -2,7 +2,9 @@
 //! rescale and P one k-step at a time beside its P V products (the last two at d128).
 //! Book: "Stage 9: a lean softmax".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TiledStage, ToleratedSpill};
+use harness::{
+    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TiledStage, ToleratedSpill,
+};
 
 pub mod tiles;
 
@@ -13,6 +15,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "lean-softmax",
     idea: "a lean softmax: one barrier per tile, row sums on the tensor cores, lazy rescale, P a k-step at a time",
     gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

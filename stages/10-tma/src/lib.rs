@@ -2,7 +2,9 @@
 //! Hopper's tensor memory accelerator, completing on mbarriers; O leaves by a TMA store.
 //! Hopper only (sm_90a). Book: "Stage 10: TMA and mbarriers".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TmaStage, ToleratedSpill};
+use harness::{
+    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage, ToleratedSpill,
+};
 
 pub mod tiles;
 
@@ -13,6 +15,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "tma",
     idea: "TMA and mbarriers: one thread issues every copy, the copy engine swizzles and signals",
     gpu: GpuArch::Sm90a,
+    tensor_cores: TensorCores::Hmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

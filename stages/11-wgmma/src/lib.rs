@@ -2,7 +2,7 @@
 //! warpgroup MMA, S = Q K^T from shared memory (SS) and O += P V with P in registers (RS).
 //! Hopper only (sm_90a). Book: "Stage 11: wgmma".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -13,6 +13,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "wgmma",
     idea: "wgmma: a warpgroup's asynchronous products, S from shared memory, P from registers",
     gpu: GpuArch::Sm90a,
+    tensor_cores: TensorCores::Hgmma,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
