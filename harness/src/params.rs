@@ -24,6 +24,10 @@ pub struct AttnParams {
     pub causal: i32,
     pub scale: f32,
     pub scale_log2: f32,
+    /// Where a timeline kernel records its phases ([`crate::timeline`]); 0 for every other run.
+    pub timeline: u64,
+    pub timeline_blocks: i32,
+    pub timeline_stride: i32,
 }
 
 // SAFETY: plain old data with the C layout `common.cuh` declares; pointers are device
@@ -77,12 +81,16 @@ mod tests {
             ("causal", offset_of!(AttnParams, causal), 72),
             ("scale", offset_of!(AttnParams, scale), 76),
             ("scale_log2", offset_of!(AttnParams, scale_log2), 80),
+            ("timeline", offset_of!(AttnParams, timeline), 88),
+            ("timeline_blocks", offset_of!(AttnParams, timeline_blocks), 96),
+            ("timeline_stride", offset_of!(AttnParams, timeline_stride), 100),
         ];
         for (field, got, want) in offsets {
             assert_eq!(got, want, "offset of AttnParams::{field}");
         }
-        // Six 8-byte pointers, seven ints and two floats: 84 bytes, padded to 88.
-        assert_eq!(std::mem::size_of::<AttnParams>(), 88);
+        // Six 8-byte pointers, seven ints and two floats: 84 bytes, padded to 88; then the
+        // timeline's pointer and two ints.
+        assert_eq!(std::mem::size_of::<AttnParams>(), 104);
         assert_eq!(std::mem::align_of::<AttnParams>(), 8);
     }
 }

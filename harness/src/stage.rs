@@ -16,6 +16,9 @@ pub struct StageInfo {
     /// The instructions its products run on, as its kernels' SASS must show them
     /// (`tests/kernels.rs` checks it against `flashlab resources`' counts).
     pub tensor_cores: TensorCores,
+    /// Whether its kernels come with timeline variants, which record when each warpgroup's
+    /// phases start and end (`flashlab timeline N`; `stages/include/flashlab/timeline.cuh`).
+    pub timeline: bool,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
     pub kernels: &'static KernelBundle,

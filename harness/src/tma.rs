@@ -179,10 +179,17 @@ impl Stage for TmaStage {
         let p = &args.problem.shape;
         let t = self.tiles;
         let grid = t.grid(p);
-        let function = self.info.kernels.function(
-            gpu,
-            &kernel_name(self.kernel, args.problem.dtype, p.head_dim),
-        )?;
+        // A run that passes a timeline buffer gets the stage's recording build of the kernel
+        // (`<prefix>_timeline_...`, timeline.cuh); every other run, the timed one.
+        let prefix = if args.params.timeline != 0 {
+            format!("{}_timeline", self.kernel)
+        } else {
+            self.kernel.to_string()
+        };
+        let function = self
+            .info
+            .kernels
+            .function(gpu, &kernel_name(&prefix, args.problem.dtype, p.head_dim))?;
         let maps = AttnTensorMaps::new(&args.params, args.problem.dtype, t.block_q, t.block_kv)?;
         gpu.launch_with_maps(
             &function,

@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "three kernels; the full score matrix S is written to global memory",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::None,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

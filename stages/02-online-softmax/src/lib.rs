@@ -15,6 +15,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "one fused kernel: K/V tiles stream through shared memory, online softmax in registers",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::None,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

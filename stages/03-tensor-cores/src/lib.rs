@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "mma.sync + ldmatrix; Q and P stay in registers; shared memory still row-major",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

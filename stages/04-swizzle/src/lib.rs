@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "XOR-swizzled shared memory: no bank conflicts on ldmatrix or on the tile stores",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

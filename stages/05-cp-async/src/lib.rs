@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "cp.async: K/V tiles copied straight into a ring of shared-memory slots while the warps compute on an earlier tile",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "fewer instructions per mma: ldmatrix.x4, addresses stepped not recomputed, fixed-trip copies, the scale folded into exp2",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

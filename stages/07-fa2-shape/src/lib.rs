@@ -16,6 +16,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "FlashAttention-2's work shape: two m16 row tiles per warp, so each K/V fragment feeds two mma",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -16,6 +16,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "masked tiles apart: the common, unmasked tile is one block of straight-line code",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

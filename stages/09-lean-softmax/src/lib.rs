@@ -16,6 +16,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "a lean softmax: one barrier per tile, row sums on the tensor cores, lazy rescale, P a k-step at a time",
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

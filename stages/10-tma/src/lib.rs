@@ -16,6 +16,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "TMA and mbarriers: one thread issues every copy, the copy engine swizzles and signals",
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hmma,
+    timeline: false,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

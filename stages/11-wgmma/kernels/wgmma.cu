@@ -10,6 +10,7 @@
 #include <flashlab/mbarrier.cuh>
 #include <flashlab/mma.cuh>
 #include <flashlab/smem_tile.cuh>
+#include <flashlab/timeline.cuh>
 #include <flashlab/tma.cuh>
 #include <flashlab/wgmma.cuh>
 
@@ -34,7 +35,7 @@ struct Int {
     static constexpr int value = N;
 };
 
-template <typename T, int D>
+template <typename T, int D, bool TIMELINE = false>
 __device__ void wgmma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
     // The 128-byte swizzle repeats every 1024 bytes and the copy engine swizzles by address
     // bits, so each tile must start 1024-byte aligned; dynamic shared memory is only
@@ -209,28 +210,41 @@ __device__ void wgmma_attention(const AttnParams& p, const AttnTensorMaps& maps)
         return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
     };
 
+    // The timeline kernels record each phase (timeline.cuh); in the timed ones tl is empty.
+    Timeline<TIMELINE> tl(p, wg);
     mbarrier_wait(&q_full, 0);
     for (int t = 0; t < n_tiles; ++t) {
         // After the block barrier both warpgroups are done with tile t-1 (each waited for its
         // wgmmas), whose slot now receives tile t + NSTAGES - 1.
+        uint64_t t0 = tl.now();
         __syncthreads();
+        tl.record(Phase::Sync, t, t0);
         issue_kv(t + NSTAGES - 1);
+        t0 = tl.now();
         mbarrier_wait(&kv_full[t % NSTAGES], (t / NSTAGES) % 2);
+        tl.record(Phase::WaitFull, t, t0);
         const int kv_start = t * BLOCK_KV;
         const T* k_smem_t = k_smem + (t % NSTAGES) * BLOCK_KV * D;  // this tile's slot
         const T* v_smem_t = v_smem + (t % NSTAGES) * BLOCK_KV * D;
 
         // ANCHOR: order
+        t0 = tl.now();
         qk(k_smem_t);
+        tl.record(Phase::Qk, t, t0);
+        t0 = tl.now();
         if (needs_mask(kv_start))
             softmax(Int<1>{}, kv_start);
         else
             softmax(Int<0>{}, kv_start);
         if constexpr (LAZY) rescale_o_lazily();
+        tl.record(Phase::Softmax, t, t0);
+        t0 = tl.now();
         pv(v_smem_t);
+        tl.record(Phase::Pv, t, t0);
         // ANCHOR_END: order
     }
 
+    const uint64_t t_epilogue = tl.now();
     // Finalize: the row sums across the quad, O into Q's tile (each warpgroup into the rows
     // only its own wgmmas read, all complete), the LSE straight to global memory.
 #pragma unroll
@@ -255,9 +269,12 @@ __device__ void wgmma_attention(const AttnParams& p, const AttnTensorMaps& maps)
         tma_store_commit();
         tma_store_wait_read();
     }
+    tl.record(Phase::Epilogue, n_tiles, t_epilogue);
+    tl.clock();
 }
 
 }  // namespace flashlab
 
 using flashlab::wgmma_attention;
 FLASHLAB_EXPORT_ALL_TMA(wgmma, wgmma_attention, flashlab::THREADS)
+FLASHLAB_EXPORT_TIMELINE_TMA(wgmma, wgmma_attention, flashlab::THREADS)

@@ -14,6 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     idea: "wgmma: a warpgroup's asynchronous products, S from shared memory, P from registers",
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hgmma,
+    timeline: true,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -25,6 +25,10 @@ struct AttnParams {
     int causal;        // bottom-right aligned: query i sees key j iff j <= i + seqlen_k - seqlen_q
     float scale;       // softmax scale, 1/sqrt(head_dim) by default
     float scale_log2;  // scale * log2(e): exp(s * scale) == exp2(s * scale_log2)
+    // Read only by a stage's timeline kernels (timeline.cuh), null and 0 otherwise: where the
+    // phases are recorded, how many blocks record, and how many events each warpgroup may.
+    void* timeline;
+    int timeline_blocks, timeline_stride;
 };
 // The layout the Rust side passes by value; harness/src/params.rs pins the same offsets.
 static_assert(sizeof(void*) == 8, "flashlab's kernels and harness assume 64-bit pointers");
@@ -34,7 +38,9 @@ static_assert(offsetof(AttnParams, q) == 0 && offsetof(AttnParams, k) == 8 && of
 static_assert(offsetof(AttnParams, batch) == 48 && offsetof(AttnParams, heads) == 52 && offsetof(AttnParams, kv_heads) == 56 &&
                   offsetof(AttnParams, seqlen_q) == 60 && offsetof(AttnParams, seqlen_k) == 64 &&
                   offsetof(AttnParams, head_dim) == 68 && offsetof(AttnParams, causal) == 72 &&
-                  offsetof(AttnParams, scale) == 76 && offsetof(AttnParams, scale_log2) == 80 && sizeof(AttnParams) == 88,
+                  offsetof(AttnParams, scale) == 76 && offsetof(AttnParams, scale_log2) == 80 &&
+                  offsetof(AttnParams, timeline) == 88 && offsetof(AttnParams, timeline_blocks) == 96 &&
+                  offsetof(AttnParams, timeline_stride) == 100 && sizeof(AttnParams) == 104,
               "AttnParams scalars differ from harness/src/params.rs");
 
 // A kernel's tile constant checked against the value its stage's Rust side launches with:
