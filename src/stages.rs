@@ -17,6 +17,8 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage09_lean_softmax::STAGE,
     &stage10_tma::STAGE,
     &stage11_wgmma::STAGE,
+    &stage12_warp_specialized::STAGE,
+    &stage13_ping_pong::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -11,7 +11,7 @@ namespace flashlab {
 
 // ANCHOR: mbarrier
 // A barrier lives in 8 bytes of shared memory. `arrivals` is how many arrive operations
-// complete one phase (here always 1: the thread that issues the copy).
+// complete one phase (1 for a "full" barrier: the thread that issues the copy).
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, int arrivals) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(arrivals));
 }
@@ -42,5 +42,14 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t phase) {
         : "memory");
 }
 // ANCHOR_END: mbarrier
+
+// ANCHOR: arrive
+// A plain arrival, no bytes: how a consumer tells the producer it is done with a ring
+// slot (an "empty" barrier counts one arrival per consumer warp). Book: "Stage 12: warp
+// specialization", section "Full and empty".
+__device__ __forceinline__ void mbarrier_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
+// ANCHOR_END: arrive
 
 }  // namespace flashlab
