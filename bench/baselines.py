@@ -264,19 +264,17 @@ class Runner:
         if name == "flash-attn-4":
             if isinstance(self.fa4, Exception):
                 return fa4_missing_reason(self.fa4)
-            fa4 = self.fa4.flash_attn_func
-            scale = 1.0 / math.sqrt(shape["head_dim"])
-            return lambda: first_output(fa4(q, k, v, causal=causal, softmax_scale=scale))
+            fa4, scale = self.fa4, 1.0 / math.sqrt(shape["head_dim"])
+            return lambda: first_output(fa4.flash_attn_func(q, k, v, causal=causal, softmax_scale=scale))
         if name == "flash-attn":
             fn = fa2_entry_point(self.fa2)
             if isinstance(fn, Exception):
                 return f"flash_attn is not importable: {first_line(fn)}"
-        else:
-            fn = self.fa3
-            if isinstance(fn, Exception):
-                return f"flash_attn_interface (FlashAttention-3) is not importable: {first_line(fn)}"
-            fn = fn.flash_attn_func
-        return lambda: first_output(fn(q, k, v, causal=causal))
+            return lambda: first_output(fn(q, k, v, causal=causal))
+        fa3 = self.fa3
+        if isinstance(fa3, Exception):
+            return f"flash_attn_interface (FlashAttention-3) is not importable: {first_line(fa3)}"
+        return lambda: first_output(fa3.flash_attn_func(q, k, v, causal=causal))
 
     def time(self, fn):
         """Median of per-call event timings, the protocol of harness/src/timing.rs: a
