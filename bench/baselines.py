@@ -2,8 +2,11 @@
 """Times the attention kernels flashlab is measured against, on flashlab's shapes.
 
 Backends: PyTorch SDPA's flash, cuDNN and memory-efficient kernels (each forced with
-torch.nn.attention.sdpa_kernel), and the flash_attn package's kernels (FlashAttention-2's
-flash_attn_func, FlashAttention-3's flash_attn_interface.flash_attn_func) when installed.
+torch.nn.attention.sdpa_kernel), and the flash_attn packages' kernels (FlashAttention-2's
+flash_attn_func, FlashAttention-3's flash_attn_interface.flash_attn_func, FlashAttention-4's
+flash_attn.cute.flash_attn_func) when installed. FlashAttention-4's wheels are not on the
+GPU machine: scripts/fa4-wheels.sh and book/src/results.md ("FlashAttention-4 on the GPU
+machine") bring them.
 
 Input: the shapes as a JSON list of {batch, heads, seqlen, head_dim, causal, dtype}
 (--shapes-json FILE, or stdin), or --shape B,H,S,D[,causal] for a quick look.
@@ -38,7 +41,7 @@ import warnings
 
 UNIT_ROUNDOFF = {"bf16": 2.0**-8, "f16": 2.0**-11}
 BOUND_ULPS = 8.0
-ALL_BACKENDS = ["sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flash-attn", "flash-attn-3"]
+ALL_BACKENDS = ["sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flash-attn", "flash-attn-3", "flash-attn-4"]
 ROW_FIELDS = [
     "kind", "name", "stage", "batch", "heads", "seqlen", "head_dim", "causal", "dtype",
     "status", "reason", "median_ms", "min_ms", "iterations", "gflop", "tflops",
@@ -50,6 +53,11 @@ CHECK_ROWS = 32
 GATE_US_PER_CALL = 200
 # flashlab's --timing names (harness/src/timing.rs: TimingProtocol); gated is the default.
 TIMING_PROTOCOLS = ["gated", "ungated"]
+# Where a row that skips FlashAttention-4 for want of its wheels sends the reader.
+FA4_RECIPE = (
+    "bring its wheels with scripts/fa4-wheels.sh and put them on PYTHONPATH "
+    "(book/src/results.md, 'FlashAttention-4 on the GPU machine')"
+)
 
 
 def visible_pairs(seqlen, causal):
@@ -131,6 +139,35 @@ def first_line(text, limit=300):
     return line[:limit]
 
 
+def fa4_missing_reason(error):
+    """The skip reason of a flash-attn-4 row when flash_attn.cute did not import."""
+    why = f"{type(error).__name__}: {first_line(error)}"
+    return f"flash_attn.cute (FlashAttention-4) is not importable ({why}); {FA4_RECIPE}"
+
+
+def fa2_entry_point(module):
+    """flash_attn's flash_attn_func, or an ImportError saying why there is none.
+
+    FlashAttention-4's wheel installs flash_attn/cute/ with no flash_attn/__init__.py, so
+    with only FlashAttention-4 present `import flash_attn` succeeds as an empty namespace
+    package: that is not FlashAttention-2, and its row is skipped, not an error."""
+    if isinstance(module, Exception):
+        return module
+    fn = getattr(module, "flash_attn_func", None)
+    if fn is None:
+        where = ", ".join(getattr(module, "__path__", [])) or "?"
+        return ImportError(
+            f"flash_attn at {where} has no flash_attn_func"
+            " (a namespace package: FlashAttention-4's flash_attn.cute alone?)"
+        )
+    return fn
+
+
+def first_output(out):
+    """O from a kernel that returns O or a tuple (O, LSE, ...)."""
+    return out[0] if isinstance(out, tuple) else out
+
+
 def emit(out, obj):
     out.write(json.dumps(obj, sort_keys=True) + "\n")
     out.flush()
@@ -151,11 +188,14 @@ class Runner:
         torch.cuda.set_device(self.device)
         self.fa2 = self._try_import("flash_attn")
         self.fa3 = self._try_import("flash_attn_interface")
+        self.fa4 = self._try_import("flash_attn.cute")
 
     @staticmethod
     def _try_import(name):
+        import importlib
+
         try:
-            return __import__(name)
+            return importlib.import_module(name)
         except Exception as e:  # ImportError, or a broken build raising anything
             return e
 
@@ -164,8 +204,17 @@ class Runner:
         props = torch.cuda.get_device_properties(self.device)
         cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
 
-        def version(mod):
-            return getattr(mod, "__version__", "installed") if not isinstance(mod, Exception) else None
+        def version(mod, dist=None):
+            if isinstance(mod, Exception):
+                return None
+            if dist:  # flash_attn.cute's own __version__ looks up a distribution "fa4" and says 0.0.0
+                try:
+                    from importlib.metadata import version as dist_version
+
+                    return dist_version(dist)
+                except Exception:
+                    pass
+            return getattr(mod, "__version__", "installed")
 
         return {
             "kind": "meta",
@@ -175,8 +224,9 @@ class Runner:
             "cudnn": cudnn,
             "device": props.name,
             "compute_capability": f"{props.major}.{props.minor}",
-            "flash_attn": version(self.fa2),
+            "flash_attn": None if isinstance(fa2_entry_point(self.fa2), Exception) else version(self.fa2),
             "flash_attn_3": version(self.fa3),
+            "flash_attn_4": version(self.fa4, "flash-attn-4"),
         }
 
     def inputs(self, shape, seed):
@@ -211,16 +261,20 @@ class Runner:
                     return sdpa(qt, kt, vt, is_causal=causal)
 
             return lambda: call().transpose(1, 2)
-        module = self.fa2 if name == "flash-attn" else self.fa3
-        if isinstance(module, Exception):
-            pkg = "flash_attn" if name == "flash-attn" else "flash_attn_interface (FlashAttention-3)"
-            return f"{pkg} is not importable: {first_line(module)}"
-
-        def call():
-            out = module.flash_attn_func(q, k, v, causal=causal)
-            return out[0] if isinstance(out, tuple) else out
-
-        return call
+        if name == "flash-attn-4":
+            if isinstance(self.fa4, Exception):
+                return fa4_missing_reason(self.fa4)
+            fa4, scale = self.fa4, 1.0 / math.sqrt(shape["head_dim"])
+            return lambda: first_output(fa4.flash_attn_func(q, k, v, causal=causal, softmax_scale=scale))
+        if name == "flash-attn":
+            fn = fa2_entry_point(self.fa2)
+            if isinstance(fn, Exception):
+                return f"flash_attn is not importable: {first_line(fn)}"
+            return lambda: first_output(fn(q, k, v, causal=causal))
+        fa3 = self.fa3
+        if isinstance(fa3, Exception):
+            return f"flash_attn_interface (FlashAttention-3) is not importable: {first_line(fa3)}"
+        return lambda: first_output(fa3.flash_attn_func(q, k, v, causal=causal))
 
     def time(self, fn):
         """Median of per-call event timings, the protocol of harness/src/timing.rs: a
@@ -297,7 +351,9 @@ class Runner:
             except Exception as e:  # no kernel for this shape, or this GPU
                 why = "; ".join(first_line(w.message) for w in caught[:3])
                 row["reason"] = first_line(e) + (f" ({why})" if why else "")
-                row["status"] = "skipped" if isinstance(e, (RuntimeError, NotImplementedError)) else "error"
+                # FlashAttention-4 says "not on this GPU / head dim" with assert.
+                unsupported = (RuntimeError, NotImplementedError, AssertionError)
+                row["status"] = "skipped" if isinstance(e, unsupported) else "error"
                 return row
         try:
             err, bound = self.check(shape, q, k, v, o)
@@ -432,6 +488,28 @@ def self_test():
     args = parse_args(["--backends", "sdpa-flash,flash-attn", "--shape", "1,2,3,4"])
     assert args.backends == ["sdpa-flash", "flash-attn"] and read_shapes(args)[0]["seqlen"] == 3
     assert args.timing == "gated" and parse_args(["--timing", "ungated"]).timing == "ungated"
+    # FlashAttention-4 is one of the default backends, and can be asked for alone.
+    assert "flash-attn-4" in parse_args([]).backends
+    assert parse_args(["--backends", "flash-attn-4"]).backends == ["flash-attn-4"]
+    # Its skip reason names the exception and the recipe that brings the wheels.
+    why = fa4_missing_reason(ModuleNotFoundError("No module named 'cutlass'"))
+    assert "ModuleNotFoundError: No module named 'cutlass'" in why, why
+    assert "scripts/fa4-wheels.sh" in why and "FlashAttention-4 on the GPU machine" in why, why
+    assert "AssertionError" in fa4_missing_reason(AssertionError())
+    # O is the first element of a tuple (O, LSE), or the value itself.
+    assert first_output(("o", "lse")) == "o" and first_output("o") == "o"
+    # flash_attn as FlashAttention-4's bare namespace is no FlashAttention-2.
+    import types
+
+    bare = types.ModuleType("flash_attn")
+    bare.__path__ = ["/tmp/fa4/flash_attn"]
+    assert isinstance(fa2_entry_point(bare), ImportError)
+    assert "/tmp/fa4/flash_attn" in str(fa2_entry_point(bare))
+    fa2 = types.ModuleType("flash_attn")
+    fa2.flash_attn_func = len
+    assert fa2_entry_point(fa2) is len
+    missing = ImportError("No module named 'flash_attn'")
+    assert fa2_entry_point(missing) is missing
     print("baselines.py self-test: ok")
     return 0
 
