@@ -34,15 +34,17 @@ FLASHLAB_SAME_AS_HOST(BLOCK_Q);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 
 // ANCHOR: registers
-// An SM has 64 K registers and runs one block. Launched, every thread gets the cap
-// 65536 / 384 = 170, rounded down to 168; then the producer, which only computes copy
-// coordinates, drops to 32 and the consumers, which hold O (D / 2), S (64) and P (32)
-// floats' worth, rise to 240: 128 x 32 + 256 x 240 is exactly the 64 K. (FlashAttention-3
-// gives its producer 24; ours spills at 24 in the timeline build, whose recorder needs a
-// few registers more.)
-constexpr int PRODUCER_REGS = 32;
-constexpr int CONSUMER_REGS = 240;
-static_assert(128 * PRODUCER_REGS + CONSUMERS * 128 * CONSUMER_REGS <= 65536, "more registers than an SM has");
+// A block's registers are fixed at launch: 384 threads under the cap 65536 / 384 = 170,
+// rounded down to 168, hold 168 x 384 of the SM's 64 K, and setmaxnreg only moves them
+// between the block's warpgroups. The producer, which only computes copy coordinates,
+// drops to 40; the consumers, which hold O (D / 2), S (64) and P (32) floats' worth, rise
+// to 232: 40 + 2 x 232 = 3 x 168. Asking for more than the block holds makes
+// setmaxnreg.inc wait forever. (FlashAttention-3 gives 24 and 240; our producer's timeline
+// build spills at 24, and our consumers need far fewer than 232.)
+constexpr int PRODUCER_REGS = 40;
+constexpr int CONSUMER_REGS = 232;
+static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= WARPGROUPS * (65536 / THREADS / 8 * 8),
+              "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
 // Named barriers (named_barrier.cuh); 0 is __syncthreads.
