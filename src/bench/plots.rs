@@ -27,7 +27,7 @@ pub struct Series {
 }
 
 /// Stage colors by stage number (1-based), so a stage keeps its color across figures.
-const STAGE_COLORS: [RGBColor; 10] = [
+const STAGE_COLORS: [RGBColor; 13] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -38,6 +38,9 @@ const STAGE_COLORS: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
     RGBColor(127, 127, 127),
+    RGBColor(70, 70, 200),
+    RGBColor(0, 130, 100),
+    RGBColor(220, 20, 60),
 ];
 
 fn baseline_color(name: &str) -> RGBColor {
@@ -47,6 +50,7 @@ fn baseline_color(name: &str) -> RGBColor {
         "sdpa-efficient" => RGBColor(160, 160, 160),
         "flash-attn" => RGBColor(120, 0, 60),
         "flash-attn-3" => RGBColor(200, 0, 120),
+        "flash-attn-4" => RGBColor(230, 80, 0),
         _ => RGBColor(60, 60, 120),
     }
 }
