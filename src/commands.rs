@@ -110,6 +110,7 @@ fn stage(args: StageArgs) -> Result<i32> {
         check: !args.no_check,
         timing: (!args.no_time).then_some(args.timing.timing),
         adjust_inputs: None,
+        timeline: None,
     };
     // run_stage refuses a stage this GPU cannot run; the message then names those it can.
     let (report, outputs) = run_stage(stage, &gpu, &problem, &opts).map_err(|e| match e {

@@ -106,6 +106,7 @@ pub fn compare(
         check: true,
         timing: Some(timing),
         adjust_inputs: None,
+        timeline: None,
     };
     let mut archs: Vec<String> = [sa, sb]
         .iter()
