@@ -8,7 +8,7 @@
 //! tile j before P V of tile j - 1 completed, and runs the softmax under both.
 
 use crate::render;
-use crate::svg_kit::{INK, MARGIN, MAX_WIDTH, MUTED, document, fmt, line, rect, text, wrap};
+use crate::svg_kit::{INK, MARGIN, MAX_WIDTH, MUTED, document, line, rect, text, wrap};
 use svg::node::element::{Group, Title};
 
 /// Everything the chart shows.
