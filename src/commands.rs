@@ -1,6 +1,6 @@
 //! What each subcommand does. Returns the process exit code: 0, or 1 when a check failed.
 
-use crate::cli::{Cli, Command, StageArgs};
+use crate::cli::{Cli, Command, StageArgs, TimelineArgs};
 use crate::stages::{STAGES, find};
 use anyhow::{Context, Result};
 use harness::run::{RunOptions, run_stage};
@@ -17,6 +17,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Bench(args) => crate::bench::run(&args.config()),
         Command::Plots { from, out } => plots(&from, &out),
         Command::Compare(args) => compare(args),
+        Command::Timeline(args) => timeline(args),
         Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
     }
 }
@@ -31,6 +32,8 @@ struct StageRow {
     head_dims: &'static [usize],
     dtypes: Vec<&'static str>,
     compiled: bool,
+    /// Whether it has timeline kernels (`flashlab timeline N`).
+    timeline: bool,
 }
 
 fn list(json: bool) -> Result<i32> {
@@ -46,6 +49,7 @@ fn list(json: bool) -> Result<i32> {
                 head_dims: i.head_dims,
                 dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
                 compiled: i.kernels.compiled(),
+                timeline: i.timeline,
             }
         })
         .collect();
@@ -99,6 +103,17 @@ fn runnable_here(gpu: &Gpu) -> String {
     }
 }
 
+/// run_stage refuses a stage this GPU cannot run; the message then names those it can.
+fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
+    match e {
+        harness::Error::WrongGpu { .. } => anyhow::anyhow!(
+            "{e}\nthe stages that run on this GPU: {}",
+            runnable_here(gpu)
+        ),
+        e => e.into(),
+    }
+}
+
 fn stage(args: StageArgs) -> Result<i32> {
     let stage = find(args.number).map_err(anyhow::Error::msg)?;
     let problem = args.shape.problem();
@@ -112,14 +127,8 @@ fn stage(args: StageArgs) -> Result<i32> {
         adjust_inputs: None,
         timeline: None,
     };
-    // run_stage refuses a stage this GPU cannot run; the message then names those it can.
-    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts).map_err(|e| match e {
-        harness::Error::WrongGpu { .. } => anyhow::anyhow!(
-            "{e}\nthe stages that run on this GPU: {}",
-            runnable_here(&gpu)
-        ),
-        e => e.into(),
-    })?;
+    let (report, outputs) =
+        run_stage(stage, &gpu, &problem, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
         crate::save::save_npy(dir, &problem, &outputs)?;
     }
@@ -169,6 +178,191 @@ fn ungated_note(protocol: TimingProtocol) -> &'static str {
         TimingProtocol::Gated => "",
         TimingProtocol::Ungated => ", ungated: host launch time included",
     }
+}
+
+/// What `flashlab timeline --json` writes.
+#[derive(Serialize)]
+struct TimelineJson<'a> {
+    stage: u32,
+    slug: &'static str,
+    gpu: &'a str,
+    problem: harness::Problem,
+    seed: u64,
+    timed_ms: Option<f64>,
+    timeline_ms: Option<f64>,
+    overhead_percent: Option<f64>,
+    check: Option<&'a harness::check::CheckReport>,
+    summary: &'a [harness::timeline::PhaseStat],
+    timeline: &'a harness::timeline::Timeline,
+}
+
+fn timeline(args: TimelineArgs) -> Result<i32> {
+    use harness::timeline::{Timeline, TimelineRequest, summarize};
+    let stage = find(args.number).map_err(anyhow::Error::msg)?;
+    let info = stage.info();
+    let problem = args.shape.problem();
+    // Refused before touching the GPU: a stage without timeline kernels names those with one.
+    harness::timeline::check(info, &problem, STAGES.iter().map(|s| s.info()))?;
+    let gpu = Gpu::open()?;
+    let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
+    let timing = (!args.no_time).then_some(args.timing.timing);
+    let opts = |timeline: Option<TimelineRequest>| RunOptions {
+        seed: Some(seed),
+        // The timed kernels are checked by `flashlab stage`; here, the run that records.
+        check: timeline.is_some(),
+        timing,
+        adjust_inputs: None,
+        timeline,
+    };
+    // The timed kernel, then the timeline kernel on the same inputs: the difference in
+    // time is what the instrumentation costs.
+    let timed = match timing {
+        Some(_) => Some(
+            run_stage(stage, &gpu, &problem, &opts(None))
+                .map_err(|e| naming_runnable(e, &gpu))?
+                .0,
+        ),
+        None => None,
+    };
+    let request = TimelineRequest {
+        blocks: args.blocks,
+    };
+    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts(Some(request)))
+        .map_err(|e| naming_runnable(e, &gpu))?;
+    let buffer = outputs
+        .timeline
+        .context("the timeline run returned no events")?;
+    let recorded = Timeline::from_buffer(&buffer)?;
+    let summary = summarize(&recorded);
+
+    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
+    println!(
+        "gpu      {} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
+    );
+    println!("problem  {problem}   seed {}", report.seed);
+    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    if let Some(c) = &report.check {
+        println!(
+            "check    {}  {} (the timeline kernel's output)",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.summary()
+        );
+    }
+    let times = (
+        timed.as_ref().and_then(|r| r.timing.as_ref()),
+        report.timing.as_ref(),
+    );
+    let overhead = match times {
+        (Some(a), Some(b)) => {
+            let overhead = crate::timeline::overhead_percent(a.median_ms, b.median_ms);
+            println!(
+                "time     timed kernel {:.4} ms, timeline kernel {:.4} ms (medians of {} and {}){}",
+                a.median_ms,
+                b.median_ms,
+                a.iterations,
+                b.iterations,
+                ungated_note(a.protocol)
+            );
+            println!(
+                "instrumentation overhead: {overhead:+.1}% (timed {:.4} ms, timeline {:.4} ms)",
+                a.median_ms, b.median_ms
+            );
+            Some(overhead)
+        }
+        _ => None,
+    };
+
+    let blocks: Vec<String> = recorded
+        .lanes
+        .iter()
+        .map(|l| (l.block, l.sm))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|(b, sm)| format!("block {b} on SM {sm}"))
+        .collect();
+    let ghz: Vec<f64> = recorded
+        .lanes
+        .iter()
+        .filter(|l| l.clock_measured)
+        .map(|l| l.clock.ghz())
+        .collect();
+    println!(
+        "recorded {}: {} warpgroups, {} events over {}, SM clock {}",
+        if blocks.is_empty() {
+            "nothing".to_string()
+        } else {
+            blocks.join(", ")
+        },
+        recorded.lanes.len(),
+        recorded.lanes.iter().map(|l| l.spans.len()).sum::<usize>(),
+        layout_viz::timeline::duration(recorded.duration_ns()),
+        match (
+            ghz.iter().copied().reduce(f64::min),
+            ghz.iter().copied().reduce(f64::max)
+        ) {
+            (Some(lo), Some(hi)) => format!("{lo:.2} to {hi:.2} GHz (cycles against %globaltimer)"),
+            _ => "not measured".to_string(),
+        }
+    );
+    if blocks.len() < args.blocks as usize {
+        println!(
+            "         {} of the {} blocks asked for: the grid has no more",
+            blocks.len(),
+            args.blocks
+        );
+    }
+    for lane in recorded.truncated() {
+        eprintln!(
+            "warning: block {} warpgroup {} filled its {} event slots: its later events are missing",
+            lane.block, lane.warpgroup, recorded.stride
+        );
+    }
+    println!("phases   role      phase        count x mean       share of the role's time");
+    for line in crate::timeline::summary_lines(&summary) {
+        println!("       {line}");
+    }
+
+    let mut subtitle = vec![format!("{problem} · {}", gpu.name)];
+    if let Some(o) = overhead {
+        subtitle.push(format!(
+            "the timeline kernel ran {o:+.1}% against the timed one"
+        ));
+    }
+    let chart = crate::timeline::chart(
+        &recorded,
+        format!("Stage {} ({}): a measured timeline", info.number, info.slug),
+        subtitle,
+        args.window(),
+    );
+    let out = args.out();
+    write_creating_parent(&out, &layout_viz::timeline::render(&chart))?;
+    println!("wrote    {}", out.display());
+    if let Some(path) = &args.json {
+        let json = TimelineJson {
+            stage: info.number,
+            slug: info.slug,
+            gpu: &gpu.name,
+            problem,
+            seed: report.seed,
+            timed_ms: times.0.map(|t| t.median_ms),
+            timeline_ms: times.1.map(|t| t.median_ms),
+            overhead_percent: overhead,
+            check: report.check.as_ref(),
+            summary: &summary,
+            timeline: &recorded,
+        };
+        write_creating_parent(path, &serde_json::to_string_pretty(&json)?)?;
+        println!("wrote    {}", path.display());
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn write_creating_parent(path: &std::path::Path, contents: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 fn info(json: bool, timing: TimingProtocol) -> Result<i32> {
