@@ -275,7 +275,7 @@ fn only_the_timeline_kernels_read_the_clocks() {
                 continue;
             }
             let clocks = ["SR_CLOCKLO", "SR_GLOBALTIMERLO"].map(|r| registers.contains(r));
-            if kernel.contains("_timeline_") {
+            if harness::timeline::is_timeline_kernel(kernel) {
                 timeline_kernels += 1;
                 assert_eq!(
                     clocks,

@@ -28,6 +28,17 @@ pub const EVENT_WORDS: usize = EVENT_BYTES / 8;
 pub const DTYPES: &[DType] = &[DType::Bf16];
 pub const HEAD_DIMS: &[usize] = &[64, 128];
 
+/// The prefix of a stage's timeline kernels: `wgmma` -> `wgmma_timeline`, so
+/// `wgmma_timeline_bf16_d128` (`FLASHLAB_EXPORT_TIMELINE_TMA`).
+pub fn kernel_prefix(prefix: &str) -> String {
+    format!("{prefix}_timeline")
+}
+
+/// Whether an exported kernel is a timeline kernel, not one the bench times.
+pub fn is_timeline_kernel(name: &str) -> bool {
+    name.contains("_timeline_")
+}
+
 // ANCHOR: phases
 /// What a warpgroup is doing: `enum class Phase` of timeline.cuh, number for number (a
 /// test reads the header and holds the two to each other).
@@ -695,6 +706,14 @@ mod tests {
             }
         );
         assert_eq!(e.to_words().to_vec(), words);
+    }
+
+    #[test]
+    fn timeline_kernels_are_named_by_their_prefix() {
+        let name = crate::kernels::kernel_name(&kernel_prefix("wgmma"), DType::Bf16, 128);
+        assert_eq!(name, "wgmma_timeline_bf16_d128");
+        assert!(is_timeline_kernel(&name));
+        assert!(!is_timeline_kernel("wgmma_bf16_d128"));
     }
 
     #[test]
