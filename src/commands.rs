@@ -180,24 +180,8 @@ fn ungated_note(protocol: TimingProtocol) -> &'static str {
     }
 }
 
-/// What `flashlab timeline --json` writes.
-#[derive(Serialize)]
-struct TimelineJson<'a> {
-    stage: u32,
-    slug: &'static str,
-    gpu: &'a str,
-    problem: harness::Problem,
-    seed: u64,
-    timed_ms: Option<f64>,
-    timeline_ms: Option<f64>,
-    overhead_percent: Option<f64>,
-    check: Option<&'a harness::check::CheckReport>,
-    summary: &'a [harness::timeline::PhaseStat],
-    timeline: &'a harness::timeline::Timeline,
-}
-
 fn timeline(args: TimelineArgs) -> Result<i32> {
-    use harness::timeline::{Timeline, TimelineRequest, summarize};
+    use harness::timeline::{Timeline, TimelineRequest};
     let stage = find(args.number).map_err(anyhow::Error::msg)?;
     let info = stage.info();
     let problem = args.shape.problem();
@@ -233,7 +217,6 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
         .timeline
         .context("the timeline run returned no events")?;
     let recorded = Timeline::from_buffer(&buffer)?;
-    let summary = summarize(&recorded);
 
     println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
     println!(
@@ -249,110 +232,31 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
             c.summary()
         );
     }
-    let times = (
-        timed.as_ref().and_then(|r| r.timing.as_ref()),
-        report.timing.as_ref(),
-    );
-    let overhead = match times {
-        (Some(a), Some(b)) => {
-            let overhead = crate::timeline::overhead_percent(a.median_ms, b.median_ms);
-            println!(
-                "time     timed kernel {:.4} ms, timeline kernel {:.4} ms (medians of {} and {}){}",
-                a.median_ms,
-                b.median_ms,
-                a.iterations,
-                b.iterations,
-                ungated_note(a.protocol)
-            );
-            println!(
-                "instrumentation overhead: {overhead:+.1}% (timed {:.4} ms, timeline {:.4} ms)",
-                a.median_ms, b.median_ms
-            );
-            Some(overhead)
-        }
-        _ => None,
-    };
-
-    let blocks: Vec<String> = recorded
-        .lanes
-        .iter()
-        .map(|l| (l.block, l.sm))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .map(|(b, sm)| format!("block {b} on SM {sm}"))
-        .collect();
-    let ghz: Vec<f64> = recorded
-        .lanes
-        .iter()
-        .filter(|l| l.clock_measured)
-        .map(|l| l.clock.ghz())
-        .collect();
-    println!(
-        "recorded {}: {} warpgroups, {} events over {}, SM clock {}",
-        if blocks.is_empty() {
-            "nothing".to_string()
-        } else {
-            blocks.join(", ")
-        },
-        recorded.lanes.len(),
-        recorded.lanes.iter().map(|l| l.spans.len()).sum::<usize>(),
-        layout_viz::timeline::duration(recorded.duration_ns()),
-        match (
-            ghz.iter().copied().reduce(f64::min),
-            ghz.iter().copied().reduce(f64::max)
-        ) {
-            (Some(lo), Some(hi)) => format!("{lo:.2} to {hi:.2} GHz (cycles against %globaltimer)"),
-            _ => "not measured".to_string(),
-        }
-    );
-    if blocks.len() < args.blocks as usize {
-        println!(
-            "         {} of the {} blocks asked for: the grid has no more",
-            blocks.len(),
-            args.blocks
-        );
-    }
-    for lane in recorded.truncated() {
-        eprintln!(
-            "warning: block {} warpgroup {} filled its {} event slots: its later events are missing",
-            lane.block, lane.warpgroup, recorded.stride
-        );
-    }
-    println!("phases   role      phase        count x mean       share of the role's time");
-    for line in crate::timeline::summary_lines(&summary) {
-        println!("       {line}");
-    }
-
-    let mut subtitle = vec![format!("{problem} · {}", gpu.name)];
-    if let Some(o) = overhead {
-        subtitle.push(format!(
-            "the timeline kernel ran {o:+.1}% against the timed one"
-        ));
-    }
-    let chart = crate::timeline::chart(
-        &recorded,
-        format!("Stage {} ({}): a measured timeline", info.number, info.slug),
-        subtitle,
-        args.window(),
-    );
-    let out = args.out();
-    write_creating_parent(&out, &layout_viz::timeline::render(&chart))?;
-    println!("wrote    {}", out.display());
-    if let Some(path) = &args.json {
-        let json = TimelineJson {
-            stage: info.number,
-            slug: info.slug,
+    let out = crate::timeline::report(
+        &crate::timeline::Runs {
+            info,
             gpu: &gpu.name,
             problem,
             seed: report.seed,
-            timed_ms: times.0.map(|t| t.median_ms),
-            timeline_ms: times.1.map(|t| t.median_ms),
-            overhead_percent: overhead,
             check: report.check.as_ref(),
-            summary: &summary,
+            timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
+            recorded: report.timing.as_ref(),
             timeline: &recorded,
-        };
-        write_creating_parent(path, &serde_json::to_string_pretty(&json)?)?;
+            blocks: args.blocks,
+        },
+        args.window(),
+    );
+    for line in &out.lines {
+        println!("{line}");
+    }
+    for warning in &out.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let path = args.out();
+    write_creating_parent(&path, &out.svg)?;
+    println!("wrote    {}", path.display());
+    if let Some(path) = &args.json {
+        write_creating_parent(path, &serde_json::to_string_pretty(&out.json)?)?;
         println!("wrote    {}", path.display());
     }
     Ok(if failed { 1 } else { 0 })

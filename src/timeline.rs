@@ -1,8 +1,13 @@
 //! `flashlab timeline N`'s pieces that need no GPU: a recorded [`Timeline`] as
 //! layout-viz's chart data, the phase summary as text, and the overhead.
 
-use harness::timeline::{Lane, Phase, PhaseStat, Timeline};
-use layout_viz::timeline::{Chart, LegendEntry, Span, Window};
+use harness::check::CheckReport;
+use harness::timeline::{Lane, Phase, PhaseStat, Timeline, summarize};
+use harness::timing::Timing;
+use harness::{Problem, StageInfo};
+use layout_viz::timeline::{Chart, LegendEntry, Span, Window, duration};
+use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// How a phase is drawn: its thin row above the lane for the products (QKᵀ on top, P·V
 /// under it: in the ping-pong stage they overlap each other and the softmax), the lane's
@@ -88,13 +93,21 @@ pub fn overhead_percent(timed_ms: f64, timeline_ms: f64) -> f64 {
     (timeline_ms / timed_ms - 1.0) * 100.0
 }
 
+/// The head of [`summary_lines`]' columns.
+pub fn summary_header() -> String {
+    format!(
+        "{:<9} {:<11} {:>6}   {:>10}  {:>6}",
+        "role", "phase", "count", "mean", "share"
+    )
+}
+
 /// The phase summary, a line per (role, phase): count, mean, share of the role's time.
 pub fn summary_lines(stats: &[PhaseStat]) -> Vec<String> {
     stats
         .iter()
         .map(|s| {
             format!(
-                "  {:<9} {:<11} {:>6} x {:>10}  {:>5.1}%",
+                "{:<9} {:<11} {:>6} x {:>10}  {:>5.1}%",
                 s.role.name(),
                 s.phase.label(),
                 s.count,
@@ -103,6 +116,161 @@ pub fn summary_lines(stats: &[PhaseStat]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// What `flashlab timeline` brought back from the GPU: the timed kernel's timing, the
+/// timeline kernel's check, timing and events.
+pub struct Runs<'a> {
+    pub info: &'a StageInfo,
+    pub gpu: &'a str,
+    pub problem: Problem,
+    pub seed: u64,
+    pub check: Option<&'a CheckReport>,
+    /// The timed kernel's, and the timeline kernel's (`None` under `--no-time`).
+    pub timed: Option<&'a Timing>,
+    pub recorded: Option<&'a Timing>,
+    pub timeline: &'a Timeline,
+    /// Blocks asked for (the grid may have fewer).
+    pub blocks: u32,
+}
+
+/// What `flashlab timeline` prints after its check line, warns about, and writes.
+pub struct Report {
+    pub lines: Vec<String>,
+    pub warnings: Vec<String>,
+    pub svg: String,
+    /// `--json`: the runs, the summary and every event.
+    pub json: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    stage: u32,
+    slug: &'a str,
+    gpu: &'a str,
+    problem: Problem,
+    seed: u64,
+    timed_ms: Option<f64>,
+    timeline_ms: Option<f64>,
+    overhead_percent: Option<f64>,
+    check: Option<&'a CheckReport>,
+    summary: &'a [PhaseStat],
+    timeline: &'a Timeline,
+}
+
+/// The overhead, what was recorded, the phase summary, the chart of `window` and the JSON.
+pub fn report(runs: &Runs, window: Window) -> Report {
+    let t = runs.timeline;
+    let mut lines = Vec::new();
+    let overhead = match (runs.timed, runs.recorded) {
+        (Some(a), Some(b)) => {
+            let overhead = overhead_percent(a.median_ms, b.median_ms);
+            let ungated = match a.protocol {
+                harness::timing::TimingProtocol::Gated => "",
+                harness::timing::TimingProtocol::Ungated => ", ungated: host launch time included",
+            };
+            lines.push(format!(
+                "time     timed kernel {:.4} ms, timeline kernel {:.4} ms (medians of {} and {}){ungated}",
+                a.median_ms, b.median_ms, a.iterations, b.iterations
+            ));
+            lines.push(format!(
+                "instrumentation overhead: {overhead:+.1}% (timed {:.4} ms, timeline {:.4} ms)",
+                a.median_ms, b.median_ms
+            ));
+            Some(overhead)
+        }
+        _ => None,
+    };
+
+    let blocks: BTreeSet<(u32, u16)> = t.lanes.iter().map(|l| (l.block, l.sm)).collect();
+    let ghz: Vec<f64> = t
+        .lanes
+        .iter()
+        .filter(|l| l.clock_measured)
+        .map(|l| l.clock.ghz())
+        .collect();
+    let clock = match (
+        ghz.iter().copied().reduce(f64::min),
+        ghz.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) => format!("SM clock {lo:.2} to {hi:.2} GHz"),
+        _ => "no SM clock measured".to_string(),
+    };
+    let where_: Vec<String> = blocks
+        .iter()
+        .map(|(b, sm)| format!("block {b} on SM {sm}"))
+        .collect();
+    lines.push(format!(
+        "recorded {}: {} warpgroups, {} spans over {}, {clock}",
+        if where_.is_empty() {
+            "nothing".to_string()
+        } else {
+            where_.join(", ")
+        },
+        t.lanes.len(),
+        t.lanes.iter().map(|l| l.spans.len()).sum::<usize>(),
+        duration(t.duration_ns()),
+    ));
+    let mut warnings = Vec::new();
+    if blocks.len() < runs.blocks as usize {
+        warnings.push(format!(
+            "{} of the {} blocks asked for were recorded: the grid has no more",
+            blocks.len(),
+            runs.blocks
+        ));
+    }
+    warnings.extend(t.truncated().map(|l| {
+        format!(
+            "block {} warpgroup {} filled its {} event slots: its later events are missing",
+            l.block, l.warpgroup, t.stride
+        )
+    }));
+    let summary = summarize(t);
+    lines.push(format!(
+        "phases   {}   (share: of the role's recorded time; the products may overlap the rest)",
+        summary_header()
+    ));
+    lines.extend(
+        summary_lines(&summary)
+            .into_iter()
+            .map(|l| format!("         {l}")),
+    );
+
+    let mut subtitle = vec![format!("{} · {}", runs.problem, runs.gpu)];
+    if let (Some(o), Some(a), Some(b)) = (overhead, runs.timed, runs.recorded) {
+        subtitle.push(format!(
+            "instrumentation overhead {o:+.1}% (medians: timed {:.4} ms, timeline {:.4} ms)",
+            a.median_ms, b.median_ms
+        ));
+    }
+    let chart = chart(
+        t,
+        format!(
+            "Stage {} ({}): a measured timeline",
+            runs.info.number, runs.info.slug
+        ),
+        subtitle,
+        window,
+    );
+    let json = Json {
+        stage: runs.info.number,
+        slug: runs.info.slug,
+        gpu: runs.gpu,
+        problem: runs.problem,
+        seed: runs.seed,
+        timed_ms: runs.timed.map(|t| t.median_ms),
+        timeline_ms: runs.recorded.map(|t| t.median_ms),
+        overhead_percent: overhead,
+        check: runs.check,
+        summary: &summary,
+        timeline: t,
+    };
+    Report {
+        lines,
+        warnings,
+        svg: layout_viz::timeline::render(&chart),
+        json: serde_json::to_value(&json).expect("plain numbers and strings"),
+    }
 }
 
 #[cfg(test)]
@@ -212,19 +380,94 @@ mod tests {
     fn the_summary_has_a_line_per_role_and_phase() {
         let lines = summary_lines(&summarize(&timeline(32)));
         assert_eq!(lines.len(), 2 + 5);
+        let header = summary_header();
+        assert_eq!(header, "role      phase        count         mean   share");
         assert_eq!(
             lines[0],
-            "  producer  wait empty       1 x      10 ns    5.0%"
+            "producer  wait empty       1 x      10 ns    5.0%"
         );
         assert_eq!(
             lines[1],
-            "  producer  load             2 x      40 ns   40.0%"
+            "producer  load             2 x      40 ns   40.0%"
         );
         // The consumer's 2500 ns: QKᵀ 2 x 300 of them.
-        assert!(
-            lines.contains(&"  consumer  QKᵀ              2 x     300 ns   24.0%".to_string()),
-            "{lines:#?}"
+        let qk = "consumer  QKᵀ              2 x     300 ns   24.0%";
+        assert!(lines.iter().any(|l| l == qk), "{lines:#?}");
+        for line in &lines {
+            assert_eq!(line.chars().count(), header.chars().count(), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_report_says_the_overhead_what_was_recorded_and_draws_it() {
+        use harness::timing::{Timing, TimingProtocol};
+        let timing = |median_ms, iterations| Timing {
+            median_ms,
+            min_ms: median_ms,
+            max_ms: median_ms,
+            iterations,
+            protocol: TimingProtocol::Gated,
+        };
+        let (timed, recorded) = (timing(2.0, 100), timing(2.05, 90));
+        let t = timeline(32);
+        let mut runs = Runs {
+            info: crate::stages::find(11).unwrap().info(),
+            gpu: "NVIDIA H100 80GB HBM3",
+            problem: Problem::new(1, 2, 256, 128),
+            seed: 7,
+            check: None,
+            timed: Some(&timed),
+            recorded: Some(&recorded),
+            timeline: &t,
+            blocks: 2,
+        };
+        let r = report(&runs, Window::All);
+        assert_eq!(
+            r.lines[..3],
+            [
+                "time     timed kernel 2.0000 ms, timeline kernel 2.0500 ms (medians of 100 and 90)",
+                "instrumentation overhead: +2.5% (timed 2.0000 ms, timeline 2.0500 ms)",
+                "recorded block 0 on SM 17: 2 warpgroups, 12 spans over 2.50 µs, SM clock 1.00 to 1.00 GHz",
+            ]
         );
+        assert!(
+            r.lines[3].starts_with("phases   role      phase"),
+            "{}",
+            r.lines[3]
+        );
+        assert_eq!(r.lines.len(), 4 + 7);
+        assert_eq!(
+            r.warnings,
+            ["1 of the 2 blocks asked for were recorded: the grid has no more"]
+        );
+        assert!(r.svg.contains("Stage 11 (wgmma): a measured timeline"));
+        assert!(r.svg.contains(
+            "instrumentation overhead +2.5% (medians: timed 2.0000 ms, timeline 2.0500 ms)"
+        ));
+        assert_eq!(r.svg.matches("class=\"span qk\"").count(), 2);
+        assert!((r.json["overhead_percent"].as_f64().unwrap() - 2.5).abs() < 1e-9);
+        assert_eq!(r.json["seed"], 7);
+        assert_eq!(r.json["summary"].as_array().unwrap().len(), 7);
+        let qk = &r.json["timeline"]["lanes"][1]["spans"][1];
+        assert_eq!(
+            (qk["phase"].as_str(), qk["start_ns"].as_f64()),
+            (Some("qk"), Some(200.0))
+        );
+        assert_eq!(r.json["timeline"]["lanes"][0]["role"], "producer");
+
+        // Without timing: no times, no overhead, the events of the first launch.
+        runs.timed = None;
+        runs.recorded = None;
+        runs.blocks = 1;
+        let r = report(&runs, Window::Tiles { first: 0, end: 1 });
+        assert!(
+            r.lines[0].starts_with("recorded block 0 on SM 17"),
+            "{}",
+            r.lines[0]
+        );
+        assert!(r.warnings.is_empty());
+        assert!(r.json["overhead_percent"].is_null());
+        assert_eq!(r.svg.matches("class=\"span qk\"").count(), 1);
     }
 
     #[test]
