@@ -197,8 +197,8 @@ pub struct TimelineArgs {
     /// Input seed of both runs; by default a fresh one (printed).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Blocks to record and draw: blocks 0 to K-1 of the grid (query tiles 0 to K-1 of
-    /// head 0), the first the launch places, each on an SM of its own.
+    /// Blocks to record and draw: the grid's first K (linear block index 0 to K-1), the
+    /// first the launch places, normally each on an SM of its own.
     #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=32))]
     pub blocks: u32,
     /// The K/V tiles to draw, A..B (B excluded): from the first start to the last end of

@@ -83,6 +83,17 @@ fn list(json: bool) -> Result<i32> {
     println!(
         "\ngpu: sm_80+ runs on compute capability 8.0 or newer; sm_90a on Hopper (9.0: H100, H200) only"
     );
+    let with_timeline: Vec<String> = rows
+        .iter()
+        .filter(|r| r.timeline)
+        .map(|r| r.number.to_string())
+        .collect();
+    if !with_timeline.is_empty() {
+        println!(
+            "timeline kernels (`flashlab timeline N`, a measured Gantt chart): stage {}",
+            with_timeline.join(", ")
+        );
+    }
     if rows.iter().any(|r| !r.compiled) {
         println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
     }
