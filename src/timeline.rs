@@ -70,7 +70,7 @@ pub fn chart(timeline: &Timeline, title: String, subtitle: Vec<String>, window: 
         .collect();
     let mut notes = vec![
         "QKᵀ and P·V are drawn from issue to completion on the thin rows above each lane (QKᵀ on top), every other phase on the lane's own row; hover over a bar for its numbers.".to_string(),
-        "Each warpgroup's cycle counts are put on %globaltimer by two clock pairs, at its start and end, so blocks on different SMs share one time axis.".to_string(),
+        "Cycles become ns through the %globaltimer and clock64 pairs each warpgroup records at its start and end: one line per SM, whose warpgroups stay exactly in step, so blocks on different SMs share one time axis (to within a %globaltimer step).".to_string(),
     ];
     notes.extend(timeline.truncated().map(|l| {
         format!(
@@ -183,18 +183,23 @@ pub fn report(runs: &Runs, window: Window) -> Report {
     };
 
     let blocks: BTreeSet<(u32, u16)> = t.lanes.iter().map(|l| (l.block, l.sm)).collect();
-    let ghz: Vec<f64> = t
+    // Each SM's own measure of its cycle length, beside the GPU's pooled one.
+    let per_sm: Vec<f64> = t
         .lanes
         .iter()
-        .filter(|l| l.clock_measured)
-        .map(|l| l.clock.ghz())
+        .filter_map(|l| Some((l.sm, l.sm_ghz?)))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_values()
         .collect();
     let clock = match (
-        ghz.iter().copied().reduce(f64::min),
-        ghz.iter().copied().reduce(f64::max),
+        per_sm.iter().copied().reduce(f64::min),
+        per_sm.iter().copied().reduce(f64::max),
     ) {
-        (Some(lo), Some(hi)) => format!("SM clock {lo:.2} to {hi:.2} GHz"),
-        _ => "no SM clock measured".to_string(),
+        (Some(lo), Some(hi)) => format!(
+            "SM clock {:.2} GHz (cycles against %globaltimer; {lo:.2} to {hi:.2} per SM)",
+            1.0 / t.ns_per_cycle
+        ),
+        _ => format!("SM clock {:.2} GHz", 1.0 / t.ns_per_cycle),
     };
     let where_: Vec<String> = blocks
         .iter()
@@ -296,16 +301,17 @@ mod tests {
             e(0, Phase::Load, 1, 160, 200),
             e(0, Phase::Clock, 0, 5_200, 300),
         ];
-        let mut consumer = vec![e(1, Phase::Clock, 0, 5_000, 1_100)];
+        // One SM, one counter: the consumer's cycles follow the producer's.
+        let mut consumer = vec![e(1, Phase::Clock, 0, 5_000, 100)];
         for t in 0..2u32 {
-            let c = 1_200 + 1_000 * u64::from(t);
+            let c = 200 + 1_000 * u64::from(t);
             consumer.push(e(1, Phase::WaitFull, t, c, c + 100));
             consumer.push(e(1, Phase::Qk, t, c + 100, c + 400));
             consumer.push(e(1, Phase::Softmax, t, c + 400, c + 600));
             consumer.push(e(1, Phase::Pv, t, c + 600, c + 1_000));
         }
-        consumer.push(e(1, Phase::Epilogue, 2, 3_200, 3_500));
-        consumer.push(e(1, Phase::Clock, 0, 7_500, 3_600));
+        consumer.push(e(1, Phase::Epilogue, 2, 2_200, 2_500));
+        consumer.push(e(1, Phase::Clock, 0, 7_500, 2_600));
         let mut buf = TimelineBuffer::zeroed(1, stride);
         buf.put_slot(0, 0, &producer);
         buf.put_slot(0, 1, &consumer);
@@ -427,7 +433,7 @@ mod tests {
             [
                 "time     timed kernel 2.0000 ms, timeline kernel 2.0500 ms (medians of 100 and 90)",
                 "instrumentation overhead: +2.5% (timed 2.0000 ms, timeline 2.0500 ms)",
-                "recorded block 0 on SM 17: 2 warpgroups, 12 spans over 2.50 µs, SM clock 1.00 to 1.00 GHz",
+                "recorded block 0 on SM 17: 2 warpgroups, 12 spans over 2.50 µs, SM clock 1.00 GHz (cycles against %globaltimer; 1.00 to 1.00 per SM)",
             ]
         );
         assert!(

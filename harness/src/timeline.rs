@@ -385,10 +385,14 @@ pub struct Lane {
     pub warpgroup: u8,
     pub sm: u16,
     pub role: Role,
+    /// Its SM's line from cycles to ns (every warpgroup on an SM shares it).
     pub clock: ClockFit,
-    /// False when the lane lacks its own second clock pair (its slot was full) and
-    /// borrowed the cycle length of the lanes that have one.
-    pub clock_measured: bool,
+    /// The clock pairs the warpgroup recorded: 2, one at its start and one at its end,
+    /// unless its slot was full.
+    pub clock_pairs: usize,
+    /// The cycle length measured on its SM alone, in GHz: `None` when the SM's pairs
+    /// span no `%globaltimer` tick (a lone warpgroup cut short, say).
+    pub sm_ghz: Option<f64>,
     pub truncated: bool,
     /// From its first clock pair to its last event, ns since [`Timeline::origin_ns`].
     pub start_ns: f64,
@@ -420,70 +424,97 @@ pub struct Timeline {
     pub stride: u32,
     /// The `%globaltimer` value that is 0 ns.
     pub origin_ns: u64,
+    /// The cycle length every SM's line uses, pooled over the SMs ([`Timeline::from_slots`]).
+    pub ns_per_cycle: f64,
     pub lanes: Vec<Lane>,
 }
 
 impl Timeline {
-    /// Reads a run's buffer ([`TimelineBuffer::slots`]) and converts every event to ns
-    /// with its warpgroup's clock pairs: the first and the last [`Phase::Clock`] record of
-    /// a slot. A slot cut short by its capacity has lost its last pair; it takes the median
-    /// cycle length of the others (every SM runs at one clock), anchored at its first pair.
+    /// Reads a run's buffer ([`TimelineBuffer::slots`]) and puts every event on one ns
+    /// clock ([`Timeline::from_slots`]).
     pub fn from_buffer(buffer: &TimelineBuffer) -> Result<Timeline> {
         Self::from_slots(buffer.blocks, buffer.stride, &buffer.slots()?)
     }
 
+    /// Converts cycles to ns with the clock pairs ([`Phase::Clock`]: a `%globaltimer` value
+    /// and `clock64` at the same moment) each warpgroup records at its start and end.
+    ///
+    /// The warpgroups on one SM read one cycle counter, so they get one line: fitted to
+    /// all their pairs, it keeps them exactly in step with each other (a producer's load
+    /// and the consumer's wait for it) whatever `%globaltimer`'s steps, which a line per
+    /// warpgroup would not. Its slope is the cycle length of the whole GPU, whose SMs run
+    /// at one clock: the sum of each SM's span in ns over the sum of its span in cycles
+    /// (from its earliest pair to its latest), which averages `%globaltimer`'s steps over
+    /// every SM. A warpgroup whose slot was full has lost its last pair; its SM's other
+    /// pairs, or the GPU's slope, still place it.
     pub fn from_slots(blocks: u32, stride: u32, slots: &[Slot]) -> Result<Timeline> {
-        let pair = |e: &RawEvent| (e.start, e.end);
+        use std::collections::BTreeMap;
         let clocks = |slot: &Slot| -> Vec<(u64, u64)> {
             slot.events
                 .iter()
                 .filter(|e| e.phase == Phase::Clock as u8)
-                .map(pair)
+                .map(|e| (e.start, e.end))
                 .collect()
         };
-        let own_fit = |slot: &Slot| {
-            let c = clocks(slot);
-            (c.len() >= 2)
-                .then(|| ClockFit::through(c[0], c[c.len() - 1]))
-                .flatten()
-        };
-        let mut rates: Vec<f64> = slots
-            .iter()
-            .filter_map(own_fit)
-            .map(|f| f.ns_per_cycle)
-            .collect();
-        rates.sort_by(f64::total_cmp);
-        let median_rate = rates.get(rates.len() / 2).copied();
-
-        let mut fits = Vec::with_capacity(slots.len());
+        let mut pairs: BTreeMap<u16, Vec<(u64, u64)>> = BTreeMap::new();
         for slot in slots {
-            let fit = match (own_fit(slot), clocks(slot).first(), median_rate) {
-                (Some(fit), _, _) => (fit, true),
-                (None, Some(&(ns0, cycle0)), Some(ns_per_cycle)) => (
+            let c = clocks(slot);
+            if c.is_empty() {
+                return Err(Error::BadTimeline(format!(
+                    "block {} warpgroup {} recorded no clock pair",
+                    slot.block, slot.warpgroup
+                )));
+            }
+            pairs.entry(slot.events[0].sm).or_default().extend(c);
+        }
+        // Each SM's span, from its earliest pair to its latest (by cycle).
+        let span = |p: &[(u64, u64)]| {
+            let first = *p.iter().min_by_key(|(_, cycle)| *cycle)?;
+            let last = *p.iter().max_by_key(|(_, cycle)| *cycle)?;
+            ClockFit::through(first, last).map(|_| (last.0 - first.0, last.1 - first.1))
+        };
+        let sm_spans: BTreeMap<u16, (u64, u64)> = pairs
+            .iter()
+            .filter_map(|(sm, p)| Some((*sm, span(p)?)))
+            .collect();
+        let (ns, cycles) = sm_spans.values().fold((0u128, 0u128), |(n, c), &(dn, dc)| {
+            (n + u128::from(dn), c + u128::from(dc))
+        });
+        if cycles == 0 {
+            return Err(Error::BadTimeline(
+                "no SM's warpgroups recorded two clock pairs a %globaltimer step apart, so cycles cannot be put on the GPU's clock".into(),
+            ));
+        }
+        let ns_per_cycle = ns as f64 / cycles as f64;
+        // Each SM's line: that slope, through the mean of its pairs.
+        let fits: BTreeMap<u16, ClockFit> = pairs
+            .iter()
+            .map(|(&sm, p)| {
+                let cycle0 = p.iter().map(|&(_, c)| c).min().expect("a pair");
+                let base = p.iter().map(|&(n, _)| n).min().expect("a pair");
+                let offset = p
+                    .iter()
+                    .map(|&(n, c)| (n - base) as f64 - (c - cycle0) as f64 * ns_per_cycle)
+                    .sum::<f64>()
+                    / p.len() as f64;
+                let ns0 = (i128::from(base) + offset.round() as i128).max(0) as u64;
+                (
+                    sm,
                     ClockFit {
                         ns0,
                         cycle0,
                         ns_per_cycle,
                     },
-                    false,
-                ),
-                _ => {
-                    return Err(Error::BadTimeline(format!(
-                        "block {} warpgroup {} recorded {} clock pair(s) and no other warpgroup two, so its cycles cannot be put on the GPU's clock",
-                        slot.block,
-                        slot.warpgroup,
-                        clocks(slot).len()
-                    )));
-                }
-            };
-            fits.push(fit);
-        }
-        let origin_ns = fits.iter().map(|(f, _)| f.ns0).min().unwrap_or(0);
+                )
+            })
+            .collect();
+        let origin_ns = fits.values().map(|f| f.ns0).min().unwrap_or(0);
 
         let lanes = slots
             .iter()
-            .zip(fits)
-            .map(|(slot, (clock, clock_measured))| {
+            .map(|slot| {
+                let sm = slot.events[0].sm;
+                let clock = fits[&sm];
                 let spans: Vec<Span> = slot
                     .events
                     .iter()
@@ -497,14 +528,15 @@ impl Timeline {
                         end_cycle: e.end,
                     })
                     .collect();
-                let last_clock = clocks(slot)
-                    .last()
-                    .map(|&(_, cycle)| clock.ns_since(origin_ns, cycle));
-                let start_ns = (clock.ns0 - origin_ns) as f64;
+                let own = clocks(slot);
+                let start_ns = clock.ns_since(origin_ns, own[0].1);
                 let end_ns = spans
                     .iter()
                     .map(|s| s.end_ns)
-                    .chain(last_clock)
+                    .chain(
+                        own.last()
+                            .map(|&(_, cycle)| clock.ns_since(origin_ns, cycle)),
+                    )
                     .fold(start_ns, f64::max);
                 let role = if spans.iter().any(|s| s.phase.is_producer()) {
                     Role::Producer
@@ -514,10 +546,13 @@ impl Timeline {
                 Lane {
                     block: slot.block,
                     warpgroup: slot.warpgroup,
-                    sm: slot.events[0].sm,
+                    sm,
                     role,
                     clock,
-                    clock_measured,
+                    clock_pairs: own.len(),
+                    sm_ghz: sm_spans
+                        .get(&sm)
+                        .map(|&(ns, cycles)| cycles as f64 / ns as f64),
                     truncated: slot.truncated,
                     start_ns,
                     end_ns,
@@ -529,6 +564,7 @@ impl Timeline {
             blocks,
             stride,
             origin_ns,
+            ns_per_cycle,
             lanes,
         })
     }
@@ -838,16 +874,16 @@ mod tests {
     #[test]
     fn events_land_on_one_clock_across_sms() {
         let mut buf = TimelineBuffer::zeroed(2, 64);
-        // Block 0 at 2 GHz from 10 µs; block 1 on an SM whose counter is elsewhere, at
-        // 1.25 GHz, starting 300 ns later.
+        // Block 0 on SM 10 from 10 µs; block 1 on SM 11, whose counter is elsewhere,
+        // starting 300 ns later; both at 2 GHz.
         buf.put_slot(0, 0, &consumer(0, 0, 2, 10_000, 1_000, 0.5));
-        buf.put_slot(1, 0, &consumer(1, 0, 2, 10_300, 77_000, 0.8));
+        buf.put_slot(1, 0, &consumer(1, 0, 2, 10_300, 77_000, 0.5));
         let t = Timeline::from_buffer(&buf).unwrap();
         assert_eq!(t.origin_ns, 10_000);
+        assert_eq!(t.ns_per_cycle, 0.5);
         let (a, b) = (&t.lanes[0], &t.lanes[1]);
-        assert!(a.clock_measured && b.clock_measured);
-        assert!((a.clock.ghz() - 2.0).abs() < 1e-9, "{}", a.clock.ghz());
-        assert!((b.clock.ghz() - 1.25).abs() < 1e-9, "{}", b.clock.ghz());
+        assert_eq!((a.sm_ghz, b.sm_ghz), (Some(2.0), Some(2.0)));
+        assert_eq!((a.clock_pairs, b.clock_pairs), (2, 2));
         assert_eq!(
             (a.sm, b.sm, a.role, a.name()),
             (10, 11, Role::Consumer, "consumer 0".into())
@@ -856,29 +892,81 @@ mod tests {
         let qk = a.spans_of(Phase::Qk).next().unwrap();
         assert_eq!((qk.start_cycle, qk.end_cycle), (1_150, 1_550));
         assert_eq!((qk.start_ns, qk.end_ns), (75.0, 275.0));
-        // Block 1's: 150 cycles after its pair, at 0.8 ns a cycle, after 300 ns.
+        // Block 1's: 150 cycles after its first pair, which is 300 ns after block 0's.
         let qk = b.spans_of(Phase::Qk).next().unwrap();
-        assert!(
-            (qk.start_ns - (300.0 + 150.0 * 0.8)).abs() < 1e-9,
-            "{}",
-            qk.start_ns
-        );
-        assert!((qk.duration_ns() - 320.0).abs() < 1e-9);
-        assert_eq!(a.start_ns, 0.0);
+        assert_eq!((qk.start_ns, qk.end_ns), (375.0, 575.0));
+        assert_eq!((a.start_ns, b.start_ns), (0.0, 300.0));
         // 2 tiles of 1000 cycles, 50 before and the epilogue's 500: 2550 cycles, 1275 ns.
         assert_eq!(a.end_ns, 1_275.0);
         assert_eq!(a.spans.len(), 2 * 4 + 1);
-        assert!((t.duration_ns() - (300.0 + 2_550.0 * 0.8)).abs() < 1e-9);
+        assert_eq!(t.duration_ns(), 1_575.0);
+    }
+
+    /// `%globaltimer` moves in steps; each SM's own span then gives a rough cycle length,
+    /// and the GPU's one clock a better one: the spans' sum over the cycles' sum.
+    #[test]
+    fn the_cycle_length_is_pooled_over_the_sms() {
+        let mut buf = TimelineBuffer::zeroed(2, 8);
+        let pair = |block, ns, cycle| event(block, 0, Phase::Clock, 0, ns, cycle);
+        buf.put_slot(0, 0, &[pair(0, 10_000, 1_000), pair(0, 11_000, 2_600)]);
+        buf.put_slot(1, 0, &[pair(1, 10_000, 500), pair(1, 13_000, 6_900)]);
+        let t = Timeline::from_buffer(&buf).unwrap();
+        // 1000 ns in 1600 cycles and 3000 ns in 6400: 4000 ns in 8000 cycles.
+        assert_eq!(t.ns_per_cycle, 0.5);
+        assert_eq!(t.lanes[0].sm_ghz, Some(1.6));
+        assert!((t.lanes[1].sm_ghz.unwrap() - 6_400.0 / 3_000.0).abs() < 1e-12);
+        // Each SM's line has that slope, through the mean of its pairs: SM 10's pairs lie
+        // 0 and +200 ns off a line through the first, so it passes 100 ns above that
+        // pair; SM 11's, 0 and -200 ns off, 100 ns below.
+        assert_eq!(t.lanes[0].clock.ns0, 10_100);
+        assert_eq!(t.lanes[1].clock.ns0, 9_900);
+        assert_eq!(t.origin_ns, 9_900);
+    }
+
+    /// Warpgroups on one SM share its cycle counter: the same cycle is the same ns in each,
+    /// though `%globaltimer` had not moved between their first pairs.
+    #[test]
+    fn warpgroups_of_one_sm_stay_in_step() {
+        let mut buf = TimelineBuffer::zeroed(1, 8);
+        let e = |wg, phase, start, end| event(0, wg, phase, 0, start, end);
+        buf.put_slot(
+            0,
+            0,
+            &[
+                e(0, Phase::Clock, 10_000, 1_000),
+                e(0, Phase::Load, 1_100, 1_300),
+                e(0, Phase::Clock, 11_000, 3_000),
+            ],
+        );
+        buf.put_slot(
+            0,
+            1,
+            &[
+                e(1, Phase::Clock, 10_000, 1_400),
+                e(1, Phase::WaitFull, 1_200, 1_300),
+                e(1, Phase::Clock, 11_000, 3_000),
+            ],
+        );
+        let t = Timeline::from_buffer(&buf).unwrap();
+        assert_eq!(t.ns_per_cycle, 0.5);
+        let (load, wait) = (&t.lanes[0].spans[0], &t.lanes[1].spans[0]);
+        // Both end at cycle 1300, so at the same moment.
+        assert_eq!(load.end_ns, wait.end_ns);
+        assert_eq!(wait.end_ns - load.start_ns, 100.0);
+        // The line passes 50 ns under the first pairs (the mean of 0, 0, -200 and 0).
+        assert_eq!(t.lanes[0].clock.ns0, 9_950);
+        assert_eq!((t.lanes[0].start_ns, t.lanes[1].start_ns), (0.0, 200.0));
     }
 
     #[test]
-    fn a_lane_cut_short_borrows_the_others_clock() {
+    fn a_lane_cut_short_takes_the_gpus_cycle_length() {
         let mut buf = TimelineBuffer::zeroed(2, 12);
         buf.put_slot(0, 0, &consumer(0, 0, 2, 10_000, 1_000, 0.5));
         buf.put_slot(1, 0, &consumer(1, 0, 5, 10_100, 5_000, 0.5));
         let t = Timeline::from_buffer(&buf).unwrap();
         let cut = &t.lanes[1];
-        assert!(cut.truncated && !cut.clock_measured);
+        assert!(cut.truncated);
+        assert_eq!((cut.clock_pairs, cut.sm_ghz), (1, None));
         assert_eq!(cut.clock.ns_per_cycle, 0.5);
         assert_eq!(cut.spans[0].start_ns, 100.0 + 25.0);
         assert_eq!(t.truncated().count(), 1);
@@ -886,7 +974,10 @@ mod tests {
         let mut alone = TimelineBuffer::zeroed(1, 6);
         alone.put_slot(0, 0, &consumer(0, 0, 5, 10_000, 1_000, 0.5));
         let err = Timeline::from_buffer(&alone).unwrap_err().to_string();
-        assert!(err.contains("recorded 1 clock pair(s)"), "{err}");
+        assert!(
+            err.contains("no SM's warpgroups recorded two clock pairs"),
+            "{err}"
+        );
     }
 
     #[test]
