@@ -187,6 +187,10 @@ plots from="bench/results/record/bench.json" out="book/src/generated/bench": _fl
 compare A B *FLAGS: _kernels
     cargo run --release --quiet -- compare {{A}} {{B}} {{FLAGS}}
 
+# Stage N's measured timeline: the timeline kernel checked and timed against the timed one (the instrumentation's overhead), a phase summary, and an SVG Gantt chart in bench/out/timeline-N.svg: `just timeline 11 --seqlen 8192 --blocks 3 --tiles 4..10`
+timeline N *FLAGS: _kernels
+    cargo run --release --quiet -- timeline {{N}} {{FLAGS}}
+
 # Nsight Compute summary of stage N's kernels (tensor pipe, shared-memory wavefronts, occupancy, DRAM, stalls)
 ncu N *FLAGS: _kernels
     cp scripts/bundle/ncu.sh target/release/

@@ -12,7 +12,8 @@ mkdir -p "$out/tests"
 cargo build --release --bin flashlab
 cp target/release/flashlab "$out/"
 
-# The GPU tests: the stage crates' integration tests (their `gpu` grids and probes),
+# The GPU tests: the stage crates' integration tests (their `gpu` grids and probes) and
+# the workspace's cross-stage GPU test of the timeline kernels (flashlab's `timeline`),
 # named <package>-<target> so the stages' `gpu` tests differ. CPU tests stay out: they
 # run in CI, and leaving them out keeps the bundle small.
 echo "building the test binaries (release)" >&2
@@ -23,7 +24,8 @@ for line in sys.stdin:
     if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
         url, frag = msg["package_id"].rsplit("#", 1)
         pkg = frag.split("@")[0] if "@" in frag else url.rstrip("/").split("/")[-1]
-        if pkg.startswith("stage") and "test" in msg["target"]["kind"]:
+        gpu_test = pkg.startswith("stage") or (pkg == "flashlab" and msg["target"]["name"] == "timeline")
+        if gpu_test and "test" in msg["target"]["kind"]:
             print(msg["executable"], pkg + "-" + msg["target"]["name"])
 ' | while read -r exe name; do cp "$exe" "$out/tests/$name"; done
 

@@ -62,6 +62,9 @@ pub enum Command {
     },
     /// Two stages side by side on one shape and seed: time, TFLOPS, error, resources.
     Compare(CompareArgs),
+    /// Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
+    #[command(long_about = TIMELINE_ABOUT)]
+    Timeline(TimelineArgs),
     /// Write stage N's embedded fatbin to a file (for cuobjdump; used by sass.sh).
     #[command(hide = true)]
     DumpFatbin {
@@ -80,6 +83,12 @@ Every stage row is checked against the CPU oracle (same seed for every stage) an
 --baselines runs bench/baselines.py (embedded in this binary) with python3 (or $FLASHLAB_PYTHON) when it imports torch: PyTorch SDPA's flash, cuDNN and memory-efficient kernels, and flash_attn's when installed, on the same shapes and under the same --timing protocol; without torch the baselines are skipped and the JSON says why.
 
 Writes DIR/bench.json and DIR/bench.csv (with --plots also the SVGs and results-table.md). Exit status 1 when a stage row failed its check or errored.";
+
+const TIMELINE_ABOUT: &str = "Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
+
+Runs the stage's timed kernel, then its timeline kernel (the same source built to record, timeline.cuh) on the same problem and inputs: lane 0 of each warpgroup of the first --blocks blocks records when each phase of each iteration started and ended (wait empty and load for a producer; wait full, QKᵀ and P·V from issue to completion, softmax, sync and the epilogue for a consumer). The timeline run is checked against the CPU oracle like any run, both are timed as `flashlab stage` times (--timing), and the difference is printed as the instrumentation's overhead. Then a summary per role and phase, and the chart: one lane per warpgroup, the products on thin rows above it, hover text on every bar, --tiles (or --all) choosing the part of the run drawn.
+
+Stages with timeline kernels are marked in the stage table (StageInfo::timeline); they are built for bf16 and head dims 64 and 128. Exit status 1 when the check failed (the chart is still written).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CausalSweep {
@@ -177,6 +186,82 @@ pub struct StageArgs {
     /// Write q, k, v, o (float32, BSHD) and lse (float32, [batch, heads, seqlen_q]) as .npy here.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TimelineArgs {
+    /// The stage number (one with timeline kernels).
+    pub number: u32,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Input seed of both runs; by default a fresh one (printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Blocks to record and draw: the grid's first K (linear block index 0 to K-1), the
+    /// first the launch places, normally each on an SM of its own.
+    #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub blocks: u32,
+    /// The K/V tiles to draw, A..B (B excluded): from the first start to the last end of
+    /// their phases in any recorded warpgroup, whatever else ran meanwhile included.
+    #[arg(long, value_name = "A..B", default_value = "0..6")]
+    pub tiles: TileRange,
+    /// Draw the whole run instead of --tiles.
+    #[arg(long, conflicts_with = "tiles")]
+    pub all: bool,
+    /// Where to write the chart (default bench/out/timeline-N.svg).
+    #[arg(long, value_name = "FILE.svg")]
+    pub out: Option<PathBuf>,
+    /// Also write every recorded event (ns and cycles), the clock fits and the summary as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Skip timing: no overhead is measured, and the events are the first launch's.
+    #[arg(long)]
+    pub no_time: bool,
+    #[command(flatten)]
+    pub timing: TimingArgs,
+}
+
+/// `--tiles A..B`: tiles A to B - 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileRange {
+    pub first: u32,
+    pub end: u32,
+}
+
+impl std::str::FromStr for TileRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a range of tiles A..B (B excluded), e.g. 0..6");
+        let (a, b) = s.split_once("..").ok_or_else(bad)?;
+        let first: u32 = a.trim().parse().map_err(|_| bad())?;
+        let end: u32 = b.trim().parse().map_err(|_| bad())?;
+        if end <= first {
+            return Err(format!(
+                "tiles {first}..{end} is empty: B must be greater than A"
+            ));
+        }
+        Ok(TileRange { first, end })
+    }
+}
+
+impl TimelineArgs {
+    /// The part of the run to draw.
+    pub fn window(&self) -> layout_viz::timeline::Window {
+        if self.all {
+            layout_viz::timeline::Window::All
+        } else {
+            layout_viz::timeline::Window::Tiles {
+                first: self.tiles.first,
+                end: self.tiles.end,
+            }
+        }
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("bench/out/timeline-{}.svg", self.number)))
+    }
 }
 
 /// `--timing`, on every command that times something.

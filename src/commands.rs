@@ -1,6 +1,6 @@
 //! What each subcommand does. Returns the process exit code: 0, or 1 when a check failed.
 
-use crate::cli::{Cli, Command, StageArgs};
+use crate::cli::{Cli, Command, StageArgs, TimelineArgs};
 use crate::stages::{STAGES, find};
 use anyhow::{Context, Result};
 use harness::run::{RunOptions, run_stage};
@@ -17,6 +17,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Bench(args) => crate::bench::run(&args.config()),
         Command::Plots { from, out } => plots(&from, &out),
         Command::Compare(args) => compare(args),
+        Command::Timeline(args) => timeline(args),
         Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
     }
 }
@@ -31,6 +32,8 @@ struct StageRow {
     head_dims: &'static [usize],
     dtypes: Vec<&'static str>,
     compiled: bool,
+    /// Whether it has timeline kernels (`flashlab timeline N`).
+    timeline: bool,
 }
 
 fn list(json: bool) -> Result<i32> {
@@ -46,6 +49,7 @@ fn list(json: bool) -> Result<i32> {
                 head_dims: i.head_dims,
                 dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
                 compiled: i.kernels.compiled(),
+                timeline: i.timeline,
             }
         })
         .collect();
@@ -79,6 +83,17 @@ fn list(json: bool) -> Result<i32> {
     println!(
         "\ngpu: sm_80+ runs on compute capability 8.0 or newer; sm_90a on Hopper (9.0: H100, H200) only"
     );
+    let with_timeline: Vec<String> = rows
+        .iter()
+        .filter(|r| r.timeline)
+        .map(|r| r.number.to_string())
+        .collect();
+    if !with_timeline.is_empty() {
+        println!(
+            "timeline kernels (`flashlab timeline N`, a measured Gantt chart): stage {}",
+            with_timeline.join(", ")
+        );
+    }
     if rows.iter().any(|r| !r.compiled) {
         println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
     }
@@ -99,6 +114,17 @@ fn runnable_here(gpu: &Gpu) -> String {
     }
 }
 
+/// run_stage refuses a stage this GPU cannot run; the message then names those it can.
+fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
+    match e {
+        harness::Error::WrongGpu { .. } => anyhow::anyhow!(
+            "{e}\nthe stages that run on this GPU: {}",
+            runnable_here(gpu)
+        ),
+        e => e.into(),
+    }
+}
+
 fn stage(args: StageArgs) -> Result<i32> {
     let stage = find(args.number).map_err(anyhow::Error::msg)?;
     let problem = args.shape.problem();
@@ -110,15 +136,10 @@ fn stage(args: StageArgs) -> Result<i32> {
         check: !args.no_check,
         timing: (!args.no_time).then_some(args.timing.timing),
         adjust_inputs: None,
+        timeline: None,
     };
-    // run_stage refuses a stage this GPU cannot run; the message then names those it can.
-    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts).map_err(|e| match e {
-        harness::Error::WrongGpu { .. } => anyhow::anyhow!(
-            "{e}\nthe stages that run on this GPU: {}",
-            runnable_here(&gpu)
-        ),
-        e => e.into(),
-    })?;
+    let (report, outputs) =
+        run_stage(stage, &gpu, &problem, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
         crate::save::save_npy(dir, &problem, &outputs)?;
     }
@@ -168,6 +189,95 @@ fn ungated_note(protocol: TimingProtocol) -> &'static str {
         TimingProtocol::Gated => "",
         TimingProtocol::Ungated => ", ungated: host launch time included",
     }
+}
+
+fn timeline(args: TimelineArgs) -> Result<i32> {
+    use harness::timeline::{Timeline, TimelineRequest};
+    let stage = find(args.number).map_err(anyhow::Error::msg)?;
+    let info = stage.info();
+    let problem = args.shape.problem();
+    // Refused before touching the GPU: a stage without timeline kernels names those with one.
+    harness::timeline::check(info, &problem, STAGES.iter().map(|s| s.info()))?;
+    let gpu = Gpu::open()?;
+    let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
+    let timing = (!args.no_time).then_some(args.timing.timing);
+    let opts = |timeline: Option<TimelineRequest>| RunOptions {
+        seed: Some(seed),
+        // The timed kernels are checked by `flashlab stage`; here, the run that records.
+        check: timeline.is_some(),
+        timing,
+        adjust_inputs: None,
+        timeline,
+    };
+    // The timed kernel, then the timeline kernel on the same inputs: the difference in
+    // time is what the instrumentation costs.
+    let timed = match timing {
+        Some(_) => Some(
+            run_stage(stage, &gpu, &problem, &opts(None))
+                .map_err(|e| naming_runnable(e, &gpu))?
+                .0,
+        ),
+        None => None,
+    };
+    let request = TimelineRequest {
+        blocks: args.blocks,
+    };
+    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts(Some(request)))
+        .map_err(|e| naming_runnable(e, &gpu))?;
+    let buffer = outputs
+        .timeline
+        .context("the timeline run returned no events")?;
+    let recorded = Timeline::from_buffer(&buffer)?;
+
+    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
+    println!(
+        "gpu      {} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
+    );
+    println!("problem  {problem}   seed {}", report.seed);
+    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    if let Some(c) = &report.check {
+        println!(
+            "check    {}  {} (the timeline kernel's output)",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.summary()
+        );
+    }
+    let out = crate::timeline::report(
+        &crate::timeline::Runs {
+            info,
+            gpu: &gpu.name,
+            problem,
+            seed: report.seed,
+            check: report.check.as_ref(),
+            timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
+            recorded: report.timing.as_ref(),
+            timeline: &recorded,
+            blocks: args.blocks,
+        },
+        args.window(),
+    );
+    for line in &out.lines {
+        println!("{line}");
+    }
+    for warning in &out.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let path = args.out();
+    write_creating_parent(&path, &out.svg)?;
+    println!("wrote    {}", path.display());
+    if let Some(path) = &args.json {
+        write_creating_parent(path, &serde_json::to_string_pretty(&out.json)?)?;
+        println!("wrote    {}", path.display());
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn write_creating_parent(path: &std::path::Path, contents: &str) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
 }
 
 fn info(json: bool, timing: TimingProtocol) -> Result<i32> {

@@ -7,5 +7,6 @@ pub mod cli;
 mod commands;
 pub mod save;
 pub mod stages;
+pub mod timeline;
 
 pub use commands::run;

@@ -68,6 +68,7 @@ mod tests {
             inputs: HostInputs::generate(&p, 1),
             o: vec![0; p.shape.q_len()],
             lse: vec![0.0; p.shape.lse_len()],
+            timeline: None,
         };
         let err = save_npy(&dir, &p, &out).unwrap_err();
         let o_path = dir.join("o.npy");

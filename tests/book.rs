@@ -507,6 +507,8 @@ fn every_stage_command_in_the_book_names_a_real_stage() {
             "flashlab stage ",
             "just sanitize ",
             "just resources ",
+            "just timeline ",
+            "flashlab timeline ",
         ] {
             for (i, _) in text.match_indices(pattern) {
                 let arg: String = text[i + pattern.len()..]

@@ -77,6 +77,7 @@ fn every_timing_command_takes_the_protocol_and_defaults_to_the_gate() {
         Command::Bench(a) => a.timing.timing,
         Command::Compare(a) => a.timing.timing,
         Command::Info { timing, .. } => timing.timing,
+        Command::Timeline(a) => a.timing.timing,
         other => panic!("{other:?} does not time"),
     };
     for command in [
@@ -84,6 +85,7 @@ fn every_timing_command_takes_the_protocol_and_defaults_to_the_gate() {
         &["bench"],
         &["compare", "1", "2"],
         &["info"],
+        &["timeline", "11"],
     ] {
         assert_eq!(protocol(command), Gated, "{command:?}");
         let ungated: Vec<&str> = command
@@ -148,6 +150,30 @@ fn bad_input_exits_2_with_a_clear_message() {
             "reading /nonexistent/bench.json: No such file or directory",
         ),
         (&["resources", "42"], "there is no stage 42"),
+        // A timeline is refused before the GPU too: which stages have one, which dtype.
+        (
+            &["timeline", "10"],
+            "stage 10 (tma) has no timeline kernels; stages with one: 11",
+        ),
+        (
+            &["timeline", "11", "--dtype", "f16"],
+            "dtype f16 in its timeline kernels; it supports bf16",
+        ),
+        (&["timeline", "11", "--dim", "96"], "head dims [64, 128]"),
+        (&["timeline", "99"], "there is no stage 99"),
+        (
+            &["timeline", "11", "--tiles", "4..4"],
+            "tiles 4..4 is empty",
+        ),
+        (
+            &["timeline", "11", "--tiles", "3-9"],
+            "not a range of tiles A..B",
+        ),
+        (
+            &["timeline", "11", "--all", "--tiles", "0..2"],
+            "cannot be used with",
+        ),
+        (&["timeline", "11", "--blocks", "0"], "--blocks"),
     ];
     for (args, expected) in cases {
         let (code, stderr) = flashlab(args);
@@ -222,6 +248,63 @@ fn stage_without_a_gpu_says_so_and_exits_2() {
         return;
     }
     let (code, stderr) = flashlab(&["stage", "2", "--seqlen", "128", "--no-time"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// `flashlab timeline N` takes `flashlab stage`'s problem options, and draws tiles 0..6
+/// of two blocks into bench/out/ unless told otherwise.
+#[test]
+fn timeline_takes_the_stage_options_and_a_window() {
+    use layout_viz::timeline::Window;
+    let timeline = |args: &[&str]| {
+        let args: Vec<&str> = ["timeline"].iter().chain(args).copied().collect();
+        match parse(&args).unwrap().command {
+            Command::Timeline(a) => a,
+            other => panic!("{other:?} is not a timeline command"),
+        }
+    };
+    let defaults = timeline(&["11"]);
+    let p = defaults.shape.problem();
+    assert_eq!(
+        (
+            p.shape.batch,
+            p.shape.heads,
+            p.shape.seqlen_q,
+            p.shape.head_dim
+        ),
+        (1, 16, 4096, 128)
+    );
+    assert_eq!(p.dtype, harness::DType::Bf16);
+    assert_eq!(defaults.blocks, 2);
+    assert_eq!(defaults.window(), Window::Tiles { first: 0, end: 6 });
+    assert_eq!(
+        defaults.out(),
+        std::path::PathBuf::from("bench/out/timeline-11.svg")
+    );
+    assert!(defaults.json.is_none() && !defaults.no_time);
+
+    let custom = timeline(&[
+        "12", "--seqlen", "16384", "--causal", "--dim", "64", "--blocks", "3", "--tiles", "10..14",
+        "--out", "t.svg", "--json", "t.json", "--seed", "5",
+    ]);
+    let p = custom.shape.problem();
+    assert!(p.causal && p.shape.seqlen_k == 16384 && p.shape.head_dim == 64);
+    assert_eq!((custom.blocks, custom.seed), (3, Some(5)));
+    assert_eq!(custom.window(), Window::Tiles { first: 10, end: 14 });
+    assert_eq!(custom.out(), std::path::PathBuf::from("t.svg"));
+    assert_eq!(custom.json, Some("t.json".into()));
+    assert_eq!(timeline(&["11", "--all"]).window(), Window::All);
+}
+
+/// Like `flashlab stage`, a timeline on a machine without a GPU: NoGpu and exit 2.
+#[test]
+fn timeline_without_a_gpu_says_so_and_exits_2() {
+    if harness::Gpu::open().is_ok() {
+        return;
+    }
+    let (code, stderr) = flashlab(&["timeline", "11", "--seqlen", "256", "--no-time"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");

@@ -1,5 +1,5 @@
 //! Every stage in the table carries its compiled kernels, for every architecture asked for,
-//! and none spills more than its stage allows.
+//! none spills more than its stage allows, and only the timeline kernels read the clocks.
 //!
 //! Under `just test` (and CI) `FLASHLAB_REQUIRE_KERNELS=1` is set and a compiler is
 //! guaranteed, so a missing fatbin fails here. A plain `cargo test` on a machine without
@@ -195,4 +195,140 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
         assert!(!required(), "{message}");
         skip(message);
     }
+}
+
+/// The special registers each function of a `cuobjdump -sass` listing reads (`SR_CLOCKLO`,
+/// `SR_GLOBALTIMERLO`, ...), by function name.
+fn special_registers(listing: &str) -> Vec<(String, std::collections::BTreeSet<String>)> {
+    let mut functions: Vec<(String, std::collections::BTreeSet<String>)> = Vec::new();
+    for line in listing.lines() {
+        if let Some((_, name)) = line.split_once("Function : ") {
+            functions.push((name.trim().to_string(), Default::default()));
+        } else if let Some((_, registers)) = functions.last_mut() {
+            // `/*0dc0*/ CS2R R4, SR_GLOBALTIMERLO ; /* 0x...7805 */`: the instruction, between
+            // its address and its encoding.
+            let code = line
+                .split("/*")
+                .nth(1)
+                .and_then(|rest| rest.split_once("*/"))
+                .map_or("", |(_, code)| code);
+            for word in code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if word.starts_with("SR_") {
+                    registers.insert(word.to_string());
+                }
+            }
+        }
+    }
+    functions
+}
+
+/// The timeline kernels read the clocks (`clock64`, `%globaltimer`) and the timed ones do
+/// not: the instrumentation is compiled out of the kernels the bench times, not merely
+/// skipped at run time (timeline.cuh's `Timeline<false>`).
+#[test]
+fn only_the_timeline_kernels_read_the_clocks() {
+    let mut unchecked = Vec::new();
+    for (stage, _) in compiled_stages() {
+        let info = stage.info();
+        if !info.timeline {
+            continue;
+        }
+        // The cuobjdump beside the nvcc that compiled the stage (its status's first line).
+        let nvcc = info
+            .kernels
+            .status
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("nvcc "));
+        let Some(cuobjdump) = nvcc.and_then(|n| kernel_build::find_cuobjdump(n.as_ref())) else {
+            unchecked.push(info.number.to_string());
+            continue;
+        };
+        let fatbin = std::env::temp_dir().join(format!(
+            "flashlab-{}-{}.fatbin",
+            info.slug,
+            std::process::id()
+        ));
+        std::fs::write(&fatbin, info.kernels.fatbin).unwrap();
+        let mut cmd = std::process::Command::new(&cuobjdump);
+        cmd.arg("-sass").arg(&fatbin);
+        if let Some(dir) = cuobjdump.parent().filter(|d| d.join("nvdisasm").is_file()) {
+            cmd.env("NVDISASM_PATH", dir);
+        }
+        let output = cmd.output().unwrap();
+        std::fs::remove_file(&fatbin).unwrap();
+        assert!(
+            output.status.success(),
+            "{} -sass: {}",
+            cuobjdump.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let functions = special_registers(&String::from_utf8_lossy(&output.stdout));
+        let mut timeline_kernels = 0;
+        for (kernel, registers) in &functions {
+            let is_attention = info.dtypes.iter().any(|d| {
+                info.head_dims
+                    .iter()
+                    .any(|dim| kernel.ends_with(&format!("_{}_d{dim}", d.name())))
+            });
+            if !is_attention {
+                continue;
+            }
+            let clocks = ["SR_CLOCKLO", "SR_GLOBALTIMERLO"].map(|r| registers.contains(r));
+            if harness::timeline::is_timeline_kernel(kernel) {
+                timeline_kernels += 1;
+                assert_eq!(
+                    clocks,
+                    [true, true],
+                    "stage {}: {kernel} reads {registers:?}",
+                    info.label()
+                );
+            } else {
+                let read: Vec<&String> = registers
+                    .iter()
+                    .filter(|r| {
+                        r.contains("CLOCK") || r.contains("GLOBALTIMER") || r.contains("SMID")
+                    })
+                    .collect();
+                assert!(
+                    read.is_empty(),
+                    "stage {}: the timed kernel {kernel} reads {read:?}",
+                    info.label()
+                );
+            }
+        }
+        // One per dtype and head dim the timeline kernels are built for.
+        let expected = harness::timeline::DTYPES.len() * harness::timeline::HEAD_DIMS.len();
+        assert_eq!(
+            timeline_kernels,
+            expected,
+            "stage {}: timeline kernels in {:?}",
+            info.label(),
+            functions.iter().map(|f| &f.0).collect::<Vec<_>>()
+        );
+    }
+    if !unchecked.is_empty() {
+        let message = format!(
+            "no cuobjdump beside the nvcc that compiled stage(s) {}: their timeline kernels' SASS was not read",
+            unchecked.join(", ")
+        );
+        assert!(!required(), "{message}");
+        skip(message);
+    }
+}
+
+#[test]
+fn special_registers_are_read_from_the_instructions() {
+    let listing = "\t\tFunction : k_timeline_bf16_d64\n        /*0dc0*/                   CS2R R4, SR_GLOBALTIMERLO ;                 /* 0x0000000000047805 */\n        /*0dd0*/                   CS2R R14, SR_CLOCKLO ;   /* 0x00000000000e7805 */\n\t\tFunction : k_bf16_d64\n        /*0070*/                   S2UR UR14, SR_CTAID.X ;                 /* 0x00000000000e79c3 */\n";
+    let got = special_registers(listing);
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].0, "k_timeline_bf16_d64");
+    assert_eq!(
+        got[0].1.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["SR_CLOCKLO", "SR_GLOBALTIMERLO"]
+    );
+    assert_eq!(
+        got[1].1.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["SR_CTAID"]
+    );
 }

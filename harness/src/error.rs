@@ -48,6 +48,19 @@ pub enum Error {
         supported: String,
     },
 
+    /// Occurs when a timeline is asked of a stage whose kernels have no timeline variants
+    /// (`StageInfo::timeline`); `with_timeline` names the stages that do, when the caller
+    /// knows them (the CLI passes the stage table).
+    #[error("stage {stage} has no timeline kernels{}", stages_with_one(.with_timeline))]
+    NoTimeline {
+        stage: String,
+        with_timeline: Vec<u32>,
+    },
+
+    /// Occurs when a timeline buffer does not read as `timeline.cuh` writes it.
+    #[error("the timeline buffer does not read as timeline.cuh writes it: {0}")]
+    BadTimeline(String),
+
     /// Occurs when the GPU has not the memory a run needs: found before allocating (the
     /// run's total against the free memory) or reported by the driver on an allocation.
     #[error(
@@ -103,6 +116,14 @@ pub enum Error {
 /// `3.00 GiB`: how every memory message says sizes.
 pub(crate) fn gib(bytes: usize) -> String {
     format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn stages_with_one(numbers: &[u32]) -> String {
+    if numbers.is_empty() {
+        return String::new();
+    }
+    let numbers: Vec<String> = numbers.iter().map(u32::to_string).collect();
+    format!("; stages with one: {}", numbers.join(", "))
 }
 
 fn free_of_total(free: Option<usize>, total: Option<usize>) -> String {

@@ -4,7 +4,8 @@
 //! launch them. Everything around a launch lives here: the [`Problem`] and its validation,
 //! the GPU context ([`Gpu`]), seeded inputs that are not zero-mean, NaN-poisoned outputs,
 //! the comparison with the `reference` oracle under a dtype-justified tolerance
-//! ([`check`]), and timing with CUDA events ([`timing`]).
+//! ([`check`]), timing with CUDA events ([`timing`]), and the measured timelines of the
+//! stages that record one ([`timeline`]).
 
 pub mod check;
 mod error;
@@ -18,6 +19,7 @@ pub mod sol;
 mod stage;
 pub mod testing;
 pub mod tiled;
+pub mod timeline;
 pub mod timing;
 pub mod tma;
 

@@ -82,8 +82,16 @@ mod tests {
             ("scale", offset_of!(AttnParams, scale), 76),
             ("scale_log2", offset_of!(AttnParams, scale_log2), 80),
             ("timeline", offset_of!(AttnParams, timeline), 88),
-            ("timeline_blocks", offset_of!(AttnParams, timeline_blocks), 96),
-            ("timeline_stride", offset_of!(AttnParams, timeline_stride), 100),
+            (
+                "timeline_blocks",
+                offset_of!(AttnParams, timeline_blocks),
+                96,
+            ),
+            (
+                "timeline_stride",
+                offset_of!(AttnParams, timeline_stride),
+                100,
+            ),
         ];
         for (field, got, want) in offsets {
             assert_eq!(got, want, "offset of AttnParams::{field}");

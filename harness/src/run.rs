@@ -3,6 +3,7 @@
 use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
+use crate::timeline::{TimelineBuffer, TimelineRequest};
 use crate::timing::{Timing, TimingProtocol, tflops, time};
 use crate::{AttnParams, Error, Gpu, LaunchArgs, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
@@ -18,6 +19,10 @@ pub struct RunOptions {
     /// Reshapes the random inputs before the run (`inputs::steep_score_jump`, say), for
     /// tests of input-dependent paths; `None` for the plain normal inputs.
     pub adjust_inputs: Option<fn(&Problem, &mut HostInputs)>,
+    /// Runs the stage's timeline kernels instead of its timed ones, recording the blocks
+    /// asked for into a buffer that comes back in [`Outputs::timeline`]
+    /// ([`crate::timeline`]); `None` for the timed kernels.
+    pub timeline: Option<TimelineRequest>,
 }
 
 impl Default for RunOptions {
@@ -27,6 +32,7 @@ impl Default for RunOptions {
             check: true,
             timing: Some(TimingProtocol::Gated),
             adjust_inputs: None,
+            timeline: None,
         }
     }
 }
@@ -47,6 +53,9 @@ pub struct Outputs {
     pub inputs: HostInputs,
     pub o: Vec<u16>,
     pub lse: Vec<f32>,
+    /// What the timeline kernels recorded, when [`RunOptions::timeline`] asked for it: the
+    /// last launch's events (with timing, a warm launch's).
+    pub timeline: Option<TimelineBuffer>,
 }
 
 /// Runs `stage` on `problem`: the whole protocol every stage goes through.
@@ -58,6 +67,14 @@ pub fn run_stage(
 ) -> Result<(RunReport, Outputs)> {
     let info = stage.info();
     info.validate(problem)?;
+    if let Some(request) = &opts.timeline {
+        crate::timeline::check(info, problem, [])?;
+        if request.blocks == 0 {
+            return Err(Error::InvalidProblem(
+                "a timeline records at least one block".into(),
+            ));
+        }
+    }
     gpu.check_stage(info)?;
 
     let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
@@ -68,7 +85,11 @@ pub fn run_stage(
     let scratch_elements = stage.scratch_elements(problem).max(1);
     let (q_bytes, kv_bytes) = (problem.shape.q_len() * 2, problem.shape.kv_len() * 2);
     let (lse_bytes, scratch_bytes) = (problem.shape.lse_len() * 4, scratch_elements * 4);
-    let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes;
+    let timeline_shape = opts
+        .timeline
+        .map(|r| (r.blocks, crate::timeline::stride_for(problem)));
+    let timeline_bytes = timeline_shape.map_or(0, |(b, s)| TimelineBuffer::bytes_for(b, s));
+    let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes + timeline_bytes;
     // Asked before allocating, so the error gives the whole run's need, not the one
     // buffer that happened not to fit.
     let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
@@ -110,6 +131,15 @@ pub fn run_stage(
         scratch_bytes,
         "allocating the workspace",
     )?;
+    // Zeroed: the host reads a slot's events up to its first empty record.
+    let timeline: Option<CudaSlice<u64>> = match timeline_shape {
+        Some((blocks, stride)) => Some(
+            stream
+                .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
+                .allocating(gpu, timeline_bytes, "allocating the timeline buffer")?,
+        ),
+        None => None,
+    };
 
     let args = {
         let ptr = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
@@ -120,6 +150,11 @@ pub fn run_stage(
         params.o = o.device_ptr(stream).0;
         params.lse = lse.device_ptr(stream).0;
         params.scratch = scratch.device_ptr(stream).0;
+        if let (Some(buffer), Some((blocks, stride))) = (&timeline, timeline_shape) {
+            params.timeline = buffer.device_ptr(stream).0;
+            params.timeline_blocks = blocks as i32;
+            params.timeline_stride = stride as i32;
+        }
         LaunchArgs {
             problem: *problem,
             params,
@@ -143,6 +178,16 @@ pub fn run_stage(
         }
         None => None,
     };
+    let timeline = match (timeline, timeline_shape) {
+        (Some(buffer), Some((blocks, stride))) => Some(TimelineBuffer {
+            blocks,
+            stride,
+            words: stream
+                .clone_dtoh(&buffer)
+                .during("copying the timeline back")?,
+        }),
+        _ => None,
+    };
     let report = RunReport {
         stage: info.number,
         slug: info.slug,
@@ -160,6 +205,7 @@ pub fn run_stage(
             inputs,
             o: o_host,
             lse: lse_host,
+            timeline,
         },
     ))
 }

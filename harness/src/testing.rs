@@ -98,6 +98,7 @@ fn assert_stage_on(
             check: true,
             timing: None,
             adjust_inputs: adjust,
+            timeline: None,
         };
         match run_stage(stage, &gpu, &problem, &opts) {
             Ok((report, _)) => {

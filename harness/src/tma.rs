@@ -182,7 +182,7 @@ impl Stage for TmaStage {
         // A run that passes a timeline buffer gets the stage's recording build of the kernel
         // (`<prefix>_timeline_...`, timeline.cuh); every other run, the timed one.
         let prefix = if args.params.timeline != 0 {
-            format!("{}_timeline", self.kernel)
+            crate::timeline::kernel_prefix(self.kernel)
         } else {
             self.kernel.to_string()
         };

@@ -21,3 +21,4 @@ pub mod kernel_fns;
 pub mod render;
 pub mod ring;
 pub mod svg_kit;
+pub mod timeline;

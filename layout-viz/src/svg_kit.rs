@@ -1,6 +1,7 @@
-//! The small SVG vocabulary of the column-width figures (`gmma.rs`, `ring.rs`): colours,
-//! the font, the width limit, and text, rectangles and lines with coordinates written
-//! compactly. Written once so the figures look alike and read at the book's width.
+//! The small SVG vocabulary of the column-width figures (`gmma.rs`, `ring.rs`,
+//! `timeline.rs`): colours, the font, the width limit, and text (wrapped to a width),
+//! rectangles and lines with coordinates written compactly. Written once so the figures
+//! look alike and read at the book's width.
 
 use svg::Document;
 use svg::node::element::{Group, Line, Rectangle, Text, Title};
@@ -20,6 +21,27 @@ pub fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {
         .set("font-size", size)
         .set("font-family", FONT)
         .set("fill", INK)
+}
+
+/// `s` in lines of at most `max_chars` characters, broken at spaces; a word longer than a
+/// line stays whole on its own.
+pub fn wrap(s: &str, max_chars: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for word in s.split_whitespace() {
+        let len = current.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > max_chars {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    if !current.is_empty() || lines.is_empty() {
+        lines.push(current);
+    }
+    lines
 }
 
 pub fn fmt(v: f64) -> String {
@@ -63,4 +85,17 @@ pub fn document(width: f64, height: f64, title: &str, body: Group) -> String {
         .add(body)
         .to_string()
         + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width() {
+        assert_eq!(wrap("one two three four", 9), ["one two", "three", "four"]);
+        assert_eq!(wrap("a·b c", 3), ["a·b", "c"]);
+        assert_eq!(wrap("unbreakable word", 4), ["unbreakable", "word"]);
+        assert_eq!(wrap("", 10), [""]);
+    }
 }

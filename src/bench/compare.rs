@@ -45,7 +45,8 @@ pub fn loaded_arch(cc: (u32, u32), available: &[&str]) -> Option<String> {
         .map(|(a, _)| a.to_string())
 }
 
-/// The kernels of `stage` for `problem`'s dtype and head dim (`*_bf16_d128`), on `arch`.
+/// The kernels of `stage` for `problem`'s dtype and head dim (`*_bf16_d128`), on `arch`:
+/// the timed ones, not the timeline kernels (`flashlab timeline`) of the same name.
 pub fn kernels_for(stage: &dyn Stage, problem: &Problem, arch: &str) -> Vec<KernelResources> {
     let suffix = format!("_{}_d{}", problem.dtype.name(), problem.shape.head_dim);
     let on_arch: Vec<KernelResources> = stage
@@ -53,7 +54,7 @@ pub fn kernels_for(stage: &dyn Stage, problem: &Problem, arch: &str) -> Vec<Kern
         .kernels
         .resources()
         .into_iter()
-        .filter(|r| r.arch == arch)
+        .filter(|r| r.arch == arch && !harness::timeline::is_timeline_kernel(&r.kernel))
         .collect();
     let variant: Vec<KernelResources> = on_arch
         .iter()
@@ -106,6 +107,7 @@ pub fn compare(
         check: true,
         timing: Some(timing),
         adjust_inputs: None,
+        timeline: None,
     };
     let mut archs: Vec<String> = [sa, sb]
         .iter()
@@ -294,6 +296,21 @@ mod tests {
         // sm_90a does not run on Blackwell: PTX is JIT-compiled there.
         assert_eq!(loaded_arch((10, 0), &built), None);
         assert_eq!(loaded_arch((12, 0), &built), None);
+    }
+
+    /// What a run of stage 11 loads is its timed kernel, not the timeline kernel that
+    /// shares its dtype and head dim suffix.
+    #[test]
+    fn the_kernels_compared_are_the_timed_ones() {
+        let stage = crate::stages::find(11).unwrap();
+        if !stage.info().kernels.compiled() {
+            return harness::testing::skip("stage 11's kernels were not compiled");
+        }
+        let names: Vec<String> = kernels_for(stage, &Problem::new(1, 1, 128, 128), "sm_90a")
+            .into_iter()
+            .map(|r| r.kernel)
+            .collect();
+        assert_eq!(names, ["wgmma_bf16_d128"]);
     }
 
     #[test]

@@ -212,6 +212,7 @@ pub fn run_row(
         check: true,
         timing: Some(timing),
         adjust_inputs: None,
+        timeline: None,
     };
     match run_stage(stage, gpu, &row.problem, &opts) {
         Ok((report, _outputs)) => {

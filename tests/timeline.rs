@@ -1,0 +1,364 @@
+//! The timeline kernels on the GPU: every stage of the table with timeline kernels, on a
+//! small problem, recorded, checked against the oracle like any run, and its events held
+//! to what every stage design records (each consumer does QKᵀ, softmax and P·V once per
+//! tile, in that order for each tile; a producer issues a tile before a consumer has it);
+//! stage 11's serial loop to more. Hopper only: elsewhere each test says so and checks
+//! nothing. `flashlab timeline N` draws the same events.
+
+use flashlab::stages::STAGES;
+use harness::run::{RunOptions, run_stage};
+use harness::timeline::{Lane, Phase, Role, Timeline, TimelineRequest};
+use harness::{Problem, Stage};
+use std::collections::BTreeSet;
+
+/// Blocks 0 to 2: query tiles 0 to 2 of head 0 in every stage's grid.
+const BLOCKS: u32 = 3;
+
+/// The stage's timeline run on `problem`, checked against the oracle; `None` (said)
+/// where this GPU cannot run the stage.
+fn record(stage: &dyn Stage, problem: &Problem) -> Option<Timeline> {
+    let info = stage.info();
+    let gpu = harness::testing::gpu_for(info)?;
+    let opts = RunOptions {
+        seed: None,
+        check: true,
+        timing: None,
+        adjust_inputs: None,
+        timeline: Some(TimelineRequest { blocks: BLOCKS }),
+    };
+    let (report, outputs) = run_stage(stage, &gpu, problem, &opts)
+        .unwrap_or_else(|e| panic!("stage {} on {problem}: {e}", info.label()));
+    let check = report.check.expect("checking was asked for");
+    assert!(
+        check.passed,
+        "stage {} on {problem} (seed {}): the timeline kernel's output fails the check: {}",
+        info.label(),
+        report.seed,
+        check.summary()
+    );
+    let buffer = outputs.timeline.expect("a timeline was asked for");
+    Some(Timeline::from_buffer(&buffer).unwrap_or_else(|e| panic!("stage {}: {e}", info.label())))
+}
+
+/// The iterations of one phase's spans, in the order recorded.
+fn iterations(lane: &Lane, phase: Phase) -> Vec<u32> {
+    lane.spans_of(phase).map(|s| s.iteration).collect()
+}
+
+/// The span of `phase` for tile `t` (there is exactly one: checked before).
+fn span(lane: &Lane, phase: Phase, t: u32) -> &harness::timeline::Span {
+    lane.spans_of(phase)
+        .find(|s| s.iteration == t)
+        .unwrap_or_else(|| panic!("no {phase:?} of tile {t}"))
+}
+
+/// What holds for every stage design: returns each block's tile count.
+fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32> {
+    let blocks: BTreeSet<u32> = t.lanes.iter().map(|l| l.block).collect();
+    assert_eq!(
+        blocks,
+        (0..BLOCKS).collect(),
+        "stage {label} on {problem}: recorded blocks"
+    );
+    let mut tiles = Vec::new();
+    for block in 0..BLOCKS {
+        let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
+        let at = |l: &Lane| format!("stage {label} on {problem}: block {block} {}", l.name());
+        // A block's warpgroups share its SM, and so its cycle counter.
+        let sms: BTreeSet<u16> = lanes.iter().map(|l| l.sm).collect();
+        assert_eq!(sms.len(), 1, "stage {label}: block {block} on SMs {sms:?}");
+        for l in &lanes {
+            assert!(!l.truncated, "{}: its slot was full", at(l));
+            // A pair at the start and one at the end; the clock they give is plausible.
+            assert_eq!(l.clock_pairs, 2, "{}: clock pairs", at(l));
+            let ghz = l.clock.ghz();
+            assert!((0.5..=3.0).contains(&ghz), "{}: a {ghz} GHz clock", at(l));
+            for s in &l.spans {
+                assert!(
+                    s.end_cycle >= s.start_cycle && s.start_cycle >= l.clock.cycle0,
+                    "{}: {s:?} ends before it starts or starts before the warpgroup did",
+                    at(l)
+                );
+                assert!(s.duration_ns() >= 0.0 && s.start_ns >= l.start_ns);
+            }
+        }
+        let consumers: Vec<&Lane> = lanes
+            .iter()
+            .copied()
+            .filter(|l| l.role == Role::Consumer)
+            .collect();
+        assert!(
+            !consumers.is_empty(),
+            "stage {label}: block {block} has no consumer"
+        );
+        let n = iterations(consumers[0], Phase::Qk).len() as u32;
+        assert!(n >= 1, "{}: no QKᵀ", at(consumers[0]));
+        for l in &consumers {
+            let each_tile_once: Vec<u32> = (0..n).collect();
+            for phase in [Phase::Qk, Phase::Softmax, Phase::Pv] {
+                let mut seen = iterations(l, phase);
+                seen.sort_unstable();
+                assert_eq!(
+                    seen,
+                    each_tile_once,
+                    "{}: the tiles of its {phase:?}",
+                    at(l)
+                );
+            }
+            // The softmax of a tile reads its S, and P·V its P: in every design.
+            for tile in 0..n {
+                let (qk, softmax, pv) = (
+                    span(l, Phase::Qk, tile),
+                    span(l, Phase::Softmax, tile),
+                    span(l, Phase::Pv, tile),
+                );
+                assert!(
+                    qk.end_cycle <= softmax.start_cycle && softmax.end_cycle <= pv.start_cycle,
+                    "{}: tile {tile}: QKᵀ {qk:?}, softmax {softmax:?}, P·V {pv:?} out of order",
+                    at(l)
+                );
+            }
+        }
+        // A producer issues every tile, and before any consumer has finished waiting for it.
+        for p in lanes.iter().filter(|l| l.role == Role::Producer) {
+            let loads: BTreeSet<u32> = iterations(p, Phase::Load).into_iter().collect();
+            if loads.is_empty() {
+                continue;
+            }
+            assert_eq!(loads, (0..n).collect(), "{}: the tiles it loads", at(p));
+            for c in &consumers {
+                for wait in c.spans_of(Phase::WaitFull) {
+                    let first_issue = p
+                        .spans_of(Phase::Load)
+                        .filter(|s| s.iteration == wait.iteration)
+                        .map(|s| s.start_cycle)
+                        .min()
+                        .expect("every tile is loaded");
+                    assert!(
+                        wait.end_cycle >= first_issue,
+                        "{}: tile {} landed before the producer issued it",
+                        at(c),
+                        wait.iteration
+                    );
+                }
+            }
+        }
+        tiles.push(n);
+    }
+    tiles
+}
+
+/// Stage 11's loop is serial: per tile a block barrier, the wait for the tile, QKᵀ,
+/// softmax, P·V, one after the other in each of its two warpgroups, then the epilogue.
+fn assert_stage11(problem: &Problem, t: &Timeline, tiles: &[u32]) {
+    use stage11_wgmma::tiles::{BLOCK_KV, BLOCK_Q};
+    for block in 0..BLOCKS {
+        // Query rows of block b (head 0): BLOCK_Q b on; causal (seqlen_q = seqlen_k) sees
+        // the keys up to its last row.
+        let keys = if problem.causal {
+            (BLOCK_Q * (block + 1)).min(problem.shape.seqlen_k as u32)
+        } else {
+            problem.shape.seqlen_k as u32
+        };
+        assert_eq!(
+            tiles[block as usize],
+            keys.div_ceil(BLOCK_KV),
+            "block {block}"
+        );
+        let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
+        let names: Vec<String> = lanes.iter().map(|l| l.name()).collect();
+        assert_eq!(names, ["consumer 0", "consumer 1"], "block {block}");
+        for l in lanes {
+            let n = tiles[block as usize];
+            let mut previous_end = 0;
+            for tile in 0..n {
+                for phase in [
+                    Phase::Sync,
+                    Phase::WaitFull,
+                    Phase::Qk,
+                    Phase::Softmax,
+                    Phase::Pv,
+                ] {
+                    let s = span(l, phase, tile);
+                    assert!(
+                        s.start_cycle >= previous_end,
+                        "block {block} {}: tile {tile}'s {phase:?} starts before the phase before it ended",
+                        l.name()
+                    );
+                    previous_end = s.end_cycle;
+                }
+            }
+            let epilogue: Vec<u32> = iterations(l, Phase::Epilogue);
+            assert_eq!(epilogue, [n], "block {block} {}", l.name());
+            assert!(span(l, Phase::Epilogue, n).start_cycle >= previous_end);
+            assert_eq!(
+                l.spans.len() as u32,
+                5 * n + 1,
+                "block {block} {}",
+                l.name()
+            );
+        }
+    }
+}
+
+fn assert_timelines(problem: Problem) {
+    let stages: Vec<&dyn Stage> = STAGES
+        .iter()
+        .copied()
+        .filter(|s| s.info().timeline)
+        .collect();
+    assert!(!stages.is_empty(), "no stage has timeline kernels");
+    for stage in stages {
+        let info = stage.info();
+        let Some(t) = record(stage, &problem) else {
+            continue;
+        };
+        let tiles = assert_every_design(&info.label(), &problem, &t);
+        if info.number == 11 {
+            assert_stage11(&problem, &t, &tiles);
+        }
+        // The chart shows every span of the run.
+        let chart =
+            flashlab::timeline::chart(&t, info.label(), vec![], layout_viz::timeline::Window::All);
+        let svg = layout_viz::timeline::render(&chart);
+        let qk: usize = t.lanes.iter().map(|l| l.spans_of(Phase::Qk).count()).sum();
+        assert_eq!(svg.matches("class=\"span qk\"").count(), qk);
+    }
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
+fn timelines_bf16_d128() {
+    assert_timelines(Problem::new(1, 2, 1024, 128));
+}
+
+#[test]
+#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
+fn timelines_bf16_d64_causal() {
+    let mut problem = Problem::new(1, 2, 1024, 64);
+    problem.causal = true;
+    assert_timelines(problem);
+}
+
+/// Buffers written as the kernels write them, for the checks above: stage 11's serial loop
+/// (`wgmma.cu`), and a producer warpgroup 0 loading for consumers 1 and 2. The checks pass
+/// on both and fail on a softmax that starts before its QKᵀ completed, so a failure on the
+/// GPU is the kernel's, not the test's.
+mod synthetic {
+    use super::*;
+    use harness::timeline::{RawEvent, TimelineBuffer};
+
+    fn event(block: u32, wg: u8, phase: Phase, iteration: u32, start: u64, end: u64) -> RawEvent {
+        RawEvent {
+            start,
+            end,
+            block,
+            iteration,
+            sm: 2 * block as u16,
+            warpgroup: wg,
+            phase: phase as u8,
+        }
+    }
+
+    /// One warpgroup: a clock pair, then `phases` (name, cycles) per tile, then the
+    /// epilogue and the last clock pair; 1.5 GHz.
+    fn serial(block: u32, wg: u8, tiles: u32, phases: &[(Phase, u64)]) -> Vec<RawEvent> {
+        let (ns0, c0) = (
+            1_000_000 + 300 * u64::from(block),
+            50_000 * u64::from(block + 1),
+        );
+        let mut events = vec![event(block, wg, Phase::Clock, 0, ns0, c0)];
+        let mut c = c0 + 30;
+        for t in 0..tiles {
+            for &(phase, cycles) in phases {
+                events.push(event(block, wg, phase, t, c, c + cycles));
+                c += cycles + 2;
+            }
+        }
+        events.push(event(block, wg, Phase::Epilogue, tiles, c, c + 900));
+        c += 900;
+        events.push(event(block, wg, Phase::Clock, 0, ns0 + (c - c0) * 2 / 3, c));
+        events
+    }
+
+    const STAGE11: [(Phase, u64); 5] = [
+        (Phase::Sync, 40),
+        (Phase::WaitFull, 60),
+        (Phase::Qk, 500),
+        (Phase::Softmax, 700),
+        (Phase::Pv, 500),
+    ];
+
+    fn stage11(problem: &Problem, tiles: impl Fn(u32) -> u32) -> TimelineBuffer {
+        let mut buf = TimelineBuffer::zeroed(BLOCKS, harness::timeline::stride_for(problem));
+        for b in 0..BLOCKS {
+            for wg in 0..2 {
+                buf.put_slot(b, u32::from(wg), &serial(b, wg, tiles(b), &STAGE11));
+            }
+        }
+        buf
+    }
+
+    #[test]
+    fn stage_11s_recording_passes() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        let t = Timeline::from_buffer(&stage11(&problem, |_| 8)).unwrap();
+        let tiles = assert_every_design("11 (wgmma)", &problem, &t);
+        assert_eq!(tiles, [8, 8, 8]);
+        assert_stage11(&problem, &t, &tiles);
+
+        let mut causal = Problem::new(1, 2, 1024, 64);
+        causal.causal = true;
+        let t = Timeline::from_buffer(&stage11(&causal, |b| b + 1)).unwrap();
+        let tiles = assert_every_design("11 (wgmma)", &causal, &t);
+        assert_stage11(&causal, &t, &tiles);
+    }
+
+    #[test]
+    fn a_producer_and_two_consumers_pass() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        let mut buf = TimelineBuffer::zeroed(BLOCKS, harness::timeline::stride_for(&problem));
+        for b in 0..BLOCKS {
+            // The producer runs ahead: each tile issued before the consumers wait for it.
+            let producer = serial(b, 0, 8, &[(Phase::WaitEmpty, 10), (Phase::Load, 20)]);
+            let producer: Vec<RawEvent> = producer
+                .into_iter()
+                .filter(|e| e.phase != Phase::Epilogue as u8)
+                .collect();
+            buf.put_slot(b, 0, &producer);
+            let consumer = [
+                (Phase::WaitFull, 60),
+                (Phase::Qk, 500),
+                (Phase::Softmax, 700),
+                (Phase::Pv, 500),
+                (Phase::Sync, 30),
+            ];
+            for wg in 1..3 {
+                buf.put_slot(b, u32::from(wg), &serial(b, wg, 8, &consumer));
+            }
+        }
+        let t = Timeline::from_buffer(&buf).unwrap();
+        assert_eq!(assert_every_design("12 (ws)", &problem, &t), [8, 8, 8]);
+    }
+
+    #[test]
+    fn a_softmax_before_its_product_completed_fails() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        let mut buf = stage11(&problem, |_| 8);
+        let mut events = serial(1, 1, 8, &STAGE11);
+        let qk = events
+            .iter()
+            .position(|e| e.phase == Phase::Qk as u8 && e.iteration == 3)
+            .unwrap();
+        events[qk].end = events[qk + 1].start + 10;
+        buf.put_slot(1, 1, &events);
+        let t = Timeline::from_buffer(&buf).unwrap();
+        let failure = std::panic::catch_unwind(|| assert_every_design("11", &problem, &t))
+            .expect_err("the checks must fail");
+        let message = failure.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains("block 1 consumer 1: tile 3: QKᵀ"),
+            "{message}"
+        );
+    }
+}
