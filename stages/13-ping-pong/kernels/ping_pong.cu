@@ -323,10 +323,8 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         wgmma_fence_operands(o_rmem);
         release(&s.v_empty[prev]);
         tl.record(Phase::Pv, t - 1, t_pv);
-        t0 = tl.now();
         rescale_o_now();
         pack_p();
-        tl.record(Phase::Softmax, t, t0);
     }
     // The last tile's P V, and consumer 0 takes the turn consumer 1 handed it last, so no
     // barrier is left half-arrived.
