@@ -156,10 +156,12 @@ book-tools:
         cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
     fi
 
-# Draw the diagrams (layout-viz book) and the run of record's plots and table (`just plots`), then build the book into book/build
+# Draw the diagrams (layout-viz book) and the runs of record's plots and tables (`just plots`; the ladder's and the Hopper stages'), then build the book into book/build
 book: book-tools _layout-viz _flashlab
     cargo run --quiet -p layout-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
+    cargo run --release --quiet -- plots --from bench/results/record-hopper/bench.json --out book/src/generated/bench-hopper
+    mkdir -p book/src/generated/timelines && cp bench/results/record-hopper/timelines/*.svg book/src/generated/timelines/
     cd book && "{{mdbook}}" build
 
 # Serve the book at http://localhost:3000 with live reload (diagrams drawn once at start)

@@ -172,24 +172,34 @@ fn images(text: &str) -> Vec<String> {
     out
 }
 
-/// The run of record the book's Results chapter is drawn from (`just plots`).
-const RECORD: &str = "bench/results/record/bench.json";
+/// The runs of record the book's Results chapter is drawn from (`just book` plots each),
+/// with the folder of book/src/generated their plots go to: the ladder from stage 1, and
+/// the Hopper stages beside FlashAttention-4 on the shapes.
+const RECORDS: &[(&str, &str)] = &[
+    ("bench/results/record/bench.json", "bench"),
+    ("bench/results/record-hopper/bench.json", "bench-hopper"),
+];
 
-/// What `flashlab plots` writes into book/src/generated/bench from the run of record,
-/// as paths relative to book/src/generated.
+/// What `flashlab plots` writes into book/src/generated from the runs of record, as paths
+/// relative to book/src/generated.
 fn bench_plot_files() -> Vec<String> {
-    let record = flashlab::bench::BenchResults::read(&root().join(RECORD))
-        .unwrap_or_else(|e| panic!("{RECORD}: {e:#}"));
-    let dims: BTreeSet<usize> = record
-        .rows
-        .iter()
-        .map(|r| r.problem.shape.head_dim)
-        .collect();
-    let dims: Vec<usize> = dims.into_iter().collect();
-    flashlab::bench::plots::file_names(&dims)
-        .into_iter()
-        .map(|f| format!("bench/{f}"))
-        .collect()
+    let mut files = Vec::new();
+    for (record, dir) in RECORDS {
+        let results = flashlab::bench::BenchResults::read(&root().join(record))
+            .unwrap_or_else(|e| panic!("{record}: {e:#}"));
+        let dims: BTreeSet<usize> = results
+            .rows
+            .iter()
+            .map(|r| r.problem.shape.head_dim)
+            .collect();
+        let dims: Vec<usize> = dims.into_iter().collect();
+        files.extend(
+            flashlab::bench::plots::file_names(&dims)
+                .into_iter()
+                .map(|f| format!("{dir}/{f}")),
+        );
+    }
+    files
 }
 
 /// What `just book` writes into book/src/generated: layout-viz's figures, and the plots
@@ -201,7 +211,23 @@ fn generated_files() -> BTreeSet<String> {
         .map(|f| f.file)
         .collect();
     files.extend(bench_plot_files());
+    files.extend(measured_timelines());
     files
+}
+
+/// The measured timelines `just book` copies from the Hopper run of record into
+/// book/src/generated/timelines (drawn on the GPU machine by `flashlab timeline`).
+const TIMELINES: &str = "bench/results/record-hopper/timelines";
+
+fn measured_timelines() -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(root().join(TIMELINES))
+        .unwrap_or_else(|e| panic!("{TIMELINES}: {e}"))
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".svg"))
+        .map(|n| format!("timelines/{n}"))
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]
