@@ -164,7 +164,20 @@ pub struct TmaStage {
     /// The exported kernel's prefix (`FLASHLAB_EXPORT_ALL_TMA(prefix, ...)`).
     pub kernel: &'static str,
     pub tiles: QTiles,
+    /// Head dims whose kernels use other tiles than `tiles` (say, more consumer warpgroups
+    /// where a head dim leaves registers for them), with those tiles.
+    pub tiles_by_head_dim: &'static [(usize, QTiles)],
     pub tolerated_spills: &'static [ToleratedSpill],
+}
+
+impl TmaStage {
+    /// The tiles the kernels for `head_dim` launch with.
+    pub fn tiles_for(&self, head_dim: usize) -> QTiles {
+        self.tiles_by_head_dim
+            .iter()
+            .find(|(d, _)| *d == head_dim)
+            .map_or(self.tiles, |(_, t)| *t)
+    }
 }
 
 /// Slack for aligning dynamic shared memory (16-byte aligned) to 1024 bytes.
@@ -177,7 +190,7 @@ impl Stage for TmaStage {
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
-        let t = self.tiles;
+        let t = self.tiles_for(p.head_dim);
         let grid = t.grid(p);
         // A run that passes a timeline buffer gets the stage's recording build of the kernel
         // (`<prefix>_timeline_...`, timeline.cuh); every other run, the timed one.

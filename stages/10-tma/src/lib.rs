@@ -34,6 +34,7 @@ pub static STAGE: TmaStage = TmaStage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[],
     tolerated_spills: &[ToleratedSpill {
         kernel_prefix: "tma_",
         kernel_suffix: "_d128",

@@ -30,5 +30,6 @@ pub static STAGE: TmaStage = TmaStage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[],
     tolerated_spills: &[],
 };

@@ -21,30 +21,43 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-constexpr int CONSUMERS = 2;               // consumer warpgroups, each owns 64 query rows
-constexpr int WARPGROUPS = 1 + CONSUMERS;  // warpgroup 0 is the producer
-constexpr int WARPS = WARPGROUPS * 4;
-constexpr int THREADS = WARPS * 32;
-constexpr int BLOCK_Q = CONSUMERS * 64;
+// Consumer warpgroups own 64 query rows each: three at D 64, two at D 128, as many as the
+// registers allow (below). One producer warpgroup before them.
+template <int D>
+constexpr int CONSUMERS = D == 64 ? 3 : 2;
+template <int D>
+constexpr int WARPGROUPS = 1 + CONSUMERS<D>;  // warpgroup 0 is the producer
+template <int D>
+constexpr int THREADS = WARPGROUPS<D> * 128;
+template <int D>
+constexpr int BLOCK_Q = CONSUMERS<D> * 64;
 constexpr int BLOCK_KV = 128;  // the N of S's wgmma: S is 64 registers a consumer thread
 constexpr int NSTAGES = 2;     // K/V ring slots: at D 128, Q 32 KiB + 2 x (K + V) 64 KiB = 160 KiB
 // ANCHOR_END: tiles
 FLASHLAB_SAME_AS_HOST(NSTAGES);
-FLASHLAB_SAME_AS_HOST(WARPS);
-FLASHLAB_SAME_AS_HOST(BLOCK_Q);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
+static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLASHLAB_HOST_BLOCK_Q,
+              "the D 128 tile differs from the stage's src/tiles.rs");
+static_assert(WARPGROUPS<64> * 4 == FLASHLAB_HOST_WARPS_D64 && BLOCK_Q<64> == FLASHLAB_HOST_BLOCK_Q_D64,
+              "the D 64 tile differs from the stage's src/tiles.rs");
 
 // ANCHOR: registers
-// A block's registers are fixed at launch: 384 threads under the cap 65536 / 384 = 170,
-// rounded down to 168, hold 168 x 384 of the SM's 64 K, and setmaxnreg only moves them
-// between the block's warpgroups. The producer, which only computes copy coordinates,
-// drops to 40; the consumers, which hold O (D / 2), S (64) and P (32) floats' worth, rise
-// to 232: 40 + 2 x 232 = 3 x 168. Asking for more than the block holds makes
-// setmaxnreg.inc wait forever. (FlashAttention-3 gives 24 and 240; our producer's timeline
-// build spills at 24, and our consumers need far fewer than 232.)
-constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = 232;
-static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= WARPGROUPS * (65536 / THREADS / 8 * 8),
+// A block's registers are fixed at launch: every thread gets the cap 65536 / THREADS,
+// rounded down to a multiple of 8 (168 at 384 threads, 128 at 512), and setmaxnreg only
+// moves registers between the block's warpgroups. The producer, which only computes copy
+// coordinates, drops to 40 (32 at D 64); the consumers, which hold O (D / 2 floats), S (64)
+// and P (32), rise to 232 (160): 40 + 2 x 232 = 3 x 168 and 32 + 3 x 160 = 4 x 128.
+// Asking for more than the block holds makes setmaxnreg.inc wait forever. At D 64 a
+// consumer needs about 130, so a third one fits; at D 128 about 170, so only two do.
+// (FlashAttention-3 gives 24 and 240 at D 128; our producer's timeline build spills at 24.)
+template <int D>
+constexpr int LAUNCH_REGS = 65536 / THREADS<D> / 8 * 8;
+template <int D>
+constexpr int PRODUCER_REGS = D == 64 ? 32 : 40;
+template <int D>
+constexpr int CONSUMER_REGS = D == 64 ? 160 : 232;
+static_assert(PRODUCER_REGS<64> + CONSUMERS<64> * CONSUMER_REGS<64> <= WARPGROUPS<64> * LAUNCH_REGS<64> &&
+                  PRODUCER_REGS<128> + CONSUMERS<128> * CONSUMER_REGS<128> <= WARPGROUPS<128> * LAUNCH_REGS<128>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -65,14 +78,15 @@ struct Int {
 struct BlockWork {
     int q_start, h, b, kv_head, n_tiles;
 };
+template <int D>
 __device__ BlockWork block_work(const AttnParams& p) {
     BlockWork w;
-    w.q_start = blockIdx.x * BLOCK_Q;
+    w.q_start = blockIdx.x * BLOCK_Q<D>;
     w.h = blockIdx.y;
     w.b = blockIdx.z;
     w.kv_head = kv_head_of(p, w.h);
     int kv_end = p.seqlen_k;
-    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(w.q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(w.q_start + BLOCK_Q<D>, p.seqlen_q) - 1)));
     w.n_tiles = ceil_div(kv_end, BLOCK_KV);
     return w;
 }
@@ -84,7 +98,7 @@ __device__ BlockWork block_work(const AttnParams& p) {
 // consumer warp is done reading it).
 template <typename T, int D>
 struct Shared {
-    T* q;  // [D/64][BLOCK_Q][64], then O on its way out
+    T* q;  // [D/64][BLOCK_Q<D>][64], then O on its way out
     T* k;  // [NSTAGES][D/64][BLOCK_KV][64]
     T* v;  // [NSTAGES][D/64][BLOCK_KV][64]
     uint64_t *q_full, *k_full, *v_full, *k_empty, *v_empty;
@@ -92,7 +106,8 @@ struct Shared {
     __device__ T* v_slot(int tile) const { return v + (tile % NSTAGES) * BLOCK_KV * D; }
 };
 // An empty barrier's phase completes when every consumer warp has arrived.
-constexpr int EMPTY_ARRIVALS = CONSUMERS * 4;
+template <int D>
+constexpr int EMPTY_ARRIVALS = CONSUMERS<D> * 4;
 // ANCHOR_END: smem
 
 // ANCHOR: producer
@@ -107,8 +122,8 @@ __device__ void producer(const AttnParams& p, const AttnTensorMaps& maps, const 
 #pragma unroll
             for (int c = 0; c < D / 64; ++c) tma_load_4d(tile_smem + c * rows * 64, map, bar, c * 64, head, row0, w.b);
         };
-        mbarrier_arrive_expect_tx(s.q_full, BLOCK_Q * D * sizeof(T));
-        load_tile(s.q, &maps.q, s.q_full, BLOCK_Q, w.h, w.q_start);
+        mbarrier_arrive_expect_tx(s.q_full, BLOCK_Q<D> * D * sizeof(T));
+        load_tile(s.q, &maps.q, s.q_full, BLOCK_Q<D>, w.h, w.q_start);
         for (int t = 0; t < w.n_tiles; ++t) {
             const int slot = t % NSTAGES, use = t / NSTAGES;
             uint64_t t0 = tl.now();
@@ -131,7 +146,7 @@ __device__ void producer(const AttnParams& p, const AttnTensorMaps& maps, const 
 }
 // ANCHOR_END: producer
 
-// The consumer warpgroup `cwg` (0 or 1): S = Q K^T, the online softmax, O += P V for each
+// The consumer warpgroup `cwg` (0 .. CONSUMERS - 1): S = Q K^T, the online softmax, O += P V for each
 // tile, releasing each slot as soon as the wgmmas that read it are complete; then O.
 template <typename T, int D, bool TIMELINE>
 __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const Shared<T, D>& s, const BlockWork& w,
@@ -154,7 +169,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     auto q_row = [&](int r) { return q_start + cwg * 64 + warp * 16 + quad_group(lane) + 8 * r; };
 
     auto q_desc = [&](int kk) {
-        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q * 64 + cwg * 64 * 64 + (kk % 4) * 16, 16, 1024);
+        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q<D> * 64 + cwg * 64 * 64 + (kk % 4) * 16, 16, 1024);
     };
     auto k_desc = [&](const T* k_tile, int kk) { return wgmma_desc_sw128(k_tile + (kk / 4) * BLOCK_KV * 64 + (kk % 4) * 16, 16, 1024); };
     auto v_desc = [&](const T* v_tile, int kk) { return wgmma_desc_sw128(v_tile + kk * 16 * 64, BLOCK_KV * 64 * sizeof(T), 1024); };
@@ -293,17 +308,17 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) {
             const int col = n * 8 + mma_m16n8_c(lane, 0).col;
-            *reinterpret_cast<uint32_t*>(q_smem + tile_offset_tma<BLOCK_Q>(row, col)) =
+            *reinterpret_cast<uint32_t*>(q_smem + tile_offset_tma<BLOCK_Q<D>>(row, col)) =
                 pack2<T>(o_rmem[4 * n + 2 * r] * inv_sum, o_rmem[4 * n + 2 * r + 1] * inv_sum);
         }
         if (q_row(r) < p.seqlen_q && quad_lane(lane) == 0)
             p.lse[lse_index(p, b, h, q_row(r))] = sum > 0.f ? (row_max[r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
     }
     fence_proxy_async_smem();
-    named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS * 128);
+    named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS<D> * 128);
     if (threadIdx.x == 128) {
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, q_smem + c * BLOCK_Q * 64, c * 64, h, q_start, b);
+        for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, q_smem + c * BLOCK_Q<D> * 64, c * 64, h, q_start, b);
         tma_store_commit();
         tma_store_wait_read();
     }
@@ -320,14 +335,14 @@ __device__ void warp_specialized_attention(const AttnParams& p, const AttnTensor
     __shared__ uint64_t q_full, k_full[NSTAGES], v_full[NSTAGES], k_empty[NSTAGES], v_empty[NSTAGES];
     Shared<T, D> s;
     s.q = reinterpret_cast<T*>(smem);
-    s.k = s.q + BLOCK_Q * D;
+    s.k = s.q + BLOCK_Q<D> * D;
     s.v = s.k + NSTAGES * BLOCK_KV * D;
     s.q_full = &q_full;
     s.k_full = k_full;
     s.v_full = v_full;
     s.k_empty = k_empty;
     s.v_empty = v_empty;
-    const BlockWork w = block_work(p);
+    const BlockWork w = block_work<D>(p);
 
     if (threadIdx.x == 0) {
         mbarrier_init(&q_full, 1);
@@ -335,8 +350,8 @@ __device__ void warp_specialized_attention(const AttnParams& p, const AttnTensor
         for (int i = 0; i < NSTAGES; ++i) {
             mbarrier_init(&k_full[i], 1);
             mbarrier_init(&v_full[i], 1);
-            mbarrier_init(&k_empty[i], EMPTY_ARRIVALS);
-            mbarrier_init(&v_empty[i], EMPTY_ARRIVALS);
+            mbarrier_init(&k_empty[i], EMPTY_ARRIVALS<D>);
+            mbarrier_init(&v_empty[i], EMPTY_ARRIVALS<D>);
         }
         mbarrier_init_fence();
     }
@@ -345,10 +360,10 @@ __device__ void warp_specialized_attention(const AttnParams& p, const AttnTensor
     // ANCHOR: roles
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
-        setmaxnreg_dec<PRODUCER_REGS>();
+        setmaxnreg_dec<PRODUCER_REGS<D>>();
         producer<T, D, TIMELINE>(p, maps, s, w);
     } else {
-        setmaxnreg_inc<CONSUMER_REGS>();
+        setmaxnreg_inc<CONSUMER_REGS<D>>();
         consumer<T, D, TIMELINE>(p, maps, s, w, wg - 1);
     }
     // ANCHOR_END: roles
@@ -357,5 +372,5 @@ __device__ void warp_specialized_attention(const AttnParams& p, const AttnTensor
 }  // namespace flashlab
 
 using flashlab::warp_specialized_attention;
-FLASHLAB_EXPORT_ALL_TMA(warp_specialized, warp_specialized_attention, flashlab::THREADS)
-FLASHLAB_EXPORT_TIMELINE_TMA(warp_specialized, warp_specialized_attention, flashlab::THREADS)
+FLASHLAB_EXPORT_ALL_TMA_PER_D(warp_specialized, warp_specialized_attention, flashlab::THREADS)
+FLASHLAB_EXPORT_TIMELINE_TMA_PER_D(warp_specialized, warp_specialized_attention, flashlab::THREADS)

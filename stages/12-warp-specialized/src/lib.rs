@@ -12,7 +12,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 pub static INFO: StageInfo = StageInfo {
     number: 12,
     slug: "warp-specialized",
-    idea: "warp specialization: a producer warpgroup loads, two consumers compute, full and empty barriers between",
+    idea: "warp specialization: a producer warpgroup loads, two or three consumers compute, full and empty barriers between",
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hgmma,
     timeline: true,
@@ -21,8 +21,8 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// A producer and two consumer warpgroups, a 128-row Q tile and a ring of `NSTAGES`
-/// 128-key K and V tiles.
+/// A producer and two consumer warpgroups with a 128-row Q tile (three and 192 rows at
+/// head dim 64), and a ring of `NSTAGES` 128-key K and V tiles.
 pub static STAGE: TmaStage = TmaStage {
     info: &INFO,
     kernel: "warp_specialized",
@@ -32,5 +32,14 @@ pub static STAGE: TmaStage = TmaStage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[(
+        64,
+        QTiles {
+            warps: tiles::WARPS_D64,
+            block_q: tiles::BLOCK_Q_D64,
+            block_kv: tiles::BLOCK_KV,
+            kv_slots: tiles::NSTAGES,
+        },
+    )],
     tolerated_spills: &[],
 };

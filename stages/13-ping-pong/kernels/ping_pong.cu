@@ -20,30 +20,43 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-constexpr int CONSUMERS = 2;               // consumer warpgroups, each owns 64 query rows
-constexpr int WARPGROUPS = 1 + CONSUMERS;  // warpgroup 0 is the producer
-constexpr int WARPS = WARPGROUPS * 4;
-constexpr int THREADS = WARPS * 32;
-constexpr int BLOCK_Q = CONSUMERS * 64;
+// Consumer warpgroups own 64 query rows each: three at D 64, two at D 128, as many as the
+// registers allow (below). One producer warpgroup before them.
+template <int D>
+constexpr int CONSUMERS = D == 64 ? 3 : 2;
+template <int D>
+constexpr int WARPGROUPS = 1 + CONSUMERS<D>;  // warpgroup 0 is the producer
+template <int D>
+constexpr int THREADS = WARPGROUPS<D> * 128;
+template <int D>
+constexpr int BLOCK_Q = CONSUMERS<D> * 64;
 constexpr int BLOCK_KV = 128;  // the N of S's wgmma: S is 64 registers a consumer thread
 constexpr int NSTAGES = 2;     // K/V ring slots: at D 128, Q 32 KiB + 2 x (K + V) 64 KiB = 160 KiB
 // ANCHOR_END: tiles
 FLASHLAB_SAME_AS_HOST(NSTAGES);
-FLASHLAB_SAME_AS_HOST(WARPS);
-FLASHLAB_SAME_AS_HOST(BLOCK_Q);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
+static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLASHLAB_HOST_BLOCK_Q,
+              "the D 128 tile differs from the stage's src/tiles.rs");
+static_assert(WARPGROUPS<64> * 4 == FLASHLAB_HOST_WARPS_D64 && BLOCK_Q<64> == FLASHLAB_HOST_BLOCK_Q_D64,
+              "the D 64 tile differs from the stage's src/tiles.rs");
 
 // ANCHOR: registers
-// A block's registers are fixed at launch: 384 threads under the cap 65536 / 384 = 170,
-// rounded down to 168, hold 168 x 384 of the SM's 64 K, and setmaxnreg only moves them
-// between the block's warpgroups. The producer, which only computes copy coordinates,
-// drops to 40; the consumers, which hold O (D / 2), S (64) and P (32) floats' worth, rise
-// to 232: 40 + 2 x 232 = 3 x 168. Asking for more than the block holds makes
-// setmaxnreg.inc wait forever. (FlashAttention-3 gives 24 and 240; our producer's timeline
-// build spills at 24, and our consumers need far fewer than 232.)
-constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = 232;
-static_assert(PRODUCER_REGS + CONSUMERS * CONSUMER_REGS <= WARPGROUPS * (65536 / THREADS / 8 * 8),
+// A block's registers are fixed at launch: every thread gets the cap 65536 / THREADS,
+// rounded down to a multiple of 8 (168 at 384 threads, 128 at 512), and setmaxnreg only
+// moves registers between the block's warpgroups. The producer, which only computes copy
+// coordinates, drops to 40 (32 at D 64); the consumers, which hold O (D / 2 floats), S (64)
+// and P (32), rise to 232 (160): 40 + 2 x 232 = 3 x 168 and 32 + 3 x 160 = 4 x 128.
+// Asking for more than the block holds makes setmaxnreg.inc wait forever. At D 64 a
+// consumer needs about 130, so a third one fits; at D 128 about 170, so only two do.
+// (FlashAttention-3 gives 24 and 240 at D 128; our producer's timeline build spills at 24.)
+template <int D>
+constexpr int LAUNCH_REGS = 65536 / THREADS<D> / 8 * 8;
+template <int D>
+constexpr int PRODUCER_REGS = D == 64 ? 32 : 40;
+template <int D>
+constexpr int CONSUMER_REGS = D == 64 ? 160 : 232;
+static_assert(PRODUCER_REGS<64> + CONSUMERS<64> * CONSUMER_REGS<64> <= WARPGROUPS<64> * LAUNCH_REGS<64> &&
+                  PRODUCER_REGS<128> + CONSUMERS<128> * CONSUMER_REGS<128> <= WARPGROUPS<128> * LAUNCH_REGS<128>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -69,17 +82,18 @@ struct Int {
 struct BlockWork {
     int q_start, h, b, kv_head, n_tiles;
 };
+template <int D>
 __device__ BlockWork block_work(const AttnParams& p) {
     const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const int heads_batches = gridDim.y * gridDim.z;
     const int head_batch = linear % heads_batches;
     BlockWork w;
-    w.q_start = (gridDim.x - 1 - linear / heads_batches) * BLOCK_Q;
+    w.q_start = (gridDim.x - 1 - linear / heads_batches) * BLOCK_Q<D>;
     w.h = head_batch % gridDim.y;
     w.b = head_batch / gridDim.y;
     w.kv_head = kv_head_of(p, w.h);
     int kv_end = p.seqlen_k;
-    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(w.q_start + BLOCK_Q, p.seqlen_q) - 1)));
+    if (p.causal) kv_end = max(0, min(p.seqlen_k, causal_key_end(p, min(w.q_start + BLOCK_Q<D>, p.seqlen_q) - 1)));
     w.n_tiles = ceil_div(kv_end, BLOCK_KV);
     return w;
 }
@@ -91,7 +105,7 @@ __device__ BlockWork block_work(const AttnParams& p) {
 // consumer warp is done reading it).
 template <typename T, int D>
 struct Shared {
-    T* q;  // [D/64][BLOCK_Q][64], then O on its way out
+    T* q;  // [D/64][BLOCK_Q<D>][64], then O on its way out
     T* k;  // [NSTAGES][D/64][BLOCK_KV][64]
     T* v;  // [NSTAGES][D/64][BLOCK_KV][64]
     uint64_t *q_full, *k_full, *v_full, *k_empty, *v_empty;
@@ -99,7 +113,8 @@ struct Shared {
     __device__ T* v_slot(int tile) const { return v + (tile % NSTAGES) * BLOCK_KV * D; }
 };
 // An empty barrier's phase completes when every consumer warp has arrived.
-constexpr int EMPTY_ARRIVALS = CONSUMERS * 4;
+template <int D>
+constexpr int EMPTY_ARRIVALS = CONSUMERS<D> * 4;
 // ANCHOR_END: smem
 
 // ANCHOR: producer
@@ -114,8 +129,8 @@ __device__ void producer(const AttnParams& p, const AttnTensorMaps& maps, const 
 #pragma unroll
             for (int c = 0; c < D / 64; ++c) tma_load_4d(tile_smem + c * rows * 64, map, bar, c * 64, head, row0, w.b);
         };
-        mbarrier_arrive_expect_tx(s.q_full, BLOCK_Q * D * sizeof(T));
-        load_tile(s.q, &maps.q, s.q_full, BLOCK_Q, w.h, w.q_start);
+        mbarrier_arrive_expect_tx(s.q_full, BLOCK_Q<D> * D * sizeof(T));
+        load_tile(s.q, &maps.q, s.q_full, BLOCK_Q<D>, w.h, w.q_start);
         for (int t = 0; t < w.n_tiles; ++t) {
             const int slot = t % NSTAGES, use = t / NSTAGES;
             uint64_t t0 = tl.now();
@@ -138,7 +153,7 @@ __device__ void producer(const AttnParams& p, const AttnTensorMaps& maps, const 
 }
 // ANCHOR_END: producer
 
-// The consumer warpgroup `cwg` (0 or 1): S = Q K^T, the online softmax, O += P V for each
+// The consumer warpgroup `cwg` (0 .. CONSUMERS - 1): S = Q K^T, the online softmax, O += P V for each
 // tile, releasing each slot as soon as the wgmmas that read it are complete; then O.
 template <typename T, int D, bool TIMELINE>
 __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const Shared<T, D>& s, const BlockWork& w,
@@ -161,7 +176,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     auto q_row = [&](int r) { return q_start + cwg * 64 + warp * 16 + quad_group(lane) + 8 * r; };
 
     auto q_desc = [&](int kk) {
-        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q * 64 + cwg * 64 * 64 + (kk % 4) * 16, 16, 1024);
+        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q<D> * 64 + cwg * 64 * 64 + (kk % 4) * 16, 16, 1024);
     };
     auto k_desc = [&](const T* k_tile, int kk) { return wgmma_desc_sw128(k_tile + (kk / 4) * BLOCK_KV * 64 + (kk % 4) * 16, 16, 1024); };
     auto v_desc = [&](const T* v_tile, int kk) { return wgmma_desc_sw128(v_tile + kk * 16 * 64, BLOCK_KV * 64 * sizeof(T), 1024); };
@@ -260,13 +275,15 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
 
     // ANCHOR: turns
     // Ping-pong: a consumer issues its wgmmas only on its turn (bar.sync on its own
-    // barrier, which completes when the other consumer has arrived on it) and hands the turn
-    // over as soon as they are issued. The tensor cores run them in issue order, so one
-    // consumer's products run while the other, its own products done, runs its softmax.
-    // Consumer 0's first turn is free: it arrives on its own barrier once.
-    auto take_turn = [&]() { named_barrier_sync(MMA_TURN + cwg, CONSUMERS * 128); };
-    auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (1 - cwg), CONSUMERS * 128); };
-    if (cwg == 0) named_barrier_arrive(MMA_TURN, CONSUMERS * 128);
+    // barrier, which completes when the consumer before it has arrived there too: 2 x 128
+    // threads) and hands the turn to the next as soon as they are issued. The tensor cores
+    // run them in issue order, so one consumer's products run while the others, their own
+    // products done, run their softmax. Consumer 0's first turn is free: it arrives on its
+    // own barrier once.
+    constexpr int TURN_THREADS = 2 * 128;
+    auto take_turn = [&]() { named_barrier_sync(MMA_TURN + cwg, TURN_THREADS); };
+    auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (cwg + 1) % CONSUMERS<D>, TURN_THREADS); };
+    if (cwg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);
     // ANCHOR_END: turns
 
     // ANCHOR: consumer_loop
@@ -326,7 +343,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         rescale_o_now();
         pack_p();
     }
-    // The last tile's P V, and consumer 0 takes the turn consumer 1 handed it last, so no
+    // The last tile's P V, and consumer 0 takes the turn the last consumer handed it, so no
     // barrier is left half-arrived.
     if (w.n_tiles > 0) {
         const int last = w.n_tiles - 1;
@@ -340,7 +357,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         release(&s.v_empty[last % NSTAGES]);
         tl.record(Phase::Pv, last, t0);
     }
-    if (cwg == 0) named_barrier_sync(MMA_TURN, CONSUMERS * 128);
+    if (cwg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);
     // ANCHOR_END: consumer_loop
 
     // ANCHOR: epilogue
@@ -357,17 +374,17 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) {
             const int col = n * 8 + mma_m16n8_c(lane, 0).col;
-            *reinterpret_cast<uint32_t*>(q_smem + tile_offset_tma<BLOCK_Q>(row, col)) =
+            *reinterpret_cast<uint32_t*>(q_smem + tile_offset_tma<BLOCK_Q<D>>(row, col)) =
                 pack2<T>(o_rmem[4 * n + 2 * r] * inv_sum, o_rmem[4 * n + 2 * r + 1] * inv_sum);
         }
         if (q_row(r) < p.seqlen_q && quad_lane(lane) == 0)
             p.lse[lse_index(p, b, h, q_row(r))] = sum > 0.f ? (row_max[r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
     }
     fence_proxy_async_smem();
-    named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS * 128);
+    named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS<D> * 128);
     if (threadIdx.x == 128) {
 #pragma unroll
-        for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, q_smem + c * BLOCK_Q * 64, c * 64, h, q_start, b);
+        for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, q_smem + c * BLOCK_Q<D> * 64, c * 64, h, q_start, b);
         tma_store_commit();
         tma_store_wait_read();
     }
@@ -384,14 +401,14 @@ __device__ void ping_pong_attention(const AttnParams& p, const AttnTensorMaps& m
     __shared__ uint64_t q_full, k_full[NSTAGES], v_full[NSTAGES], k_empty[NSTAGES], v_empty[NSTAGES];
     Shared<T, D> s;
     s.q = reinterpret_cast<T*>(smem);
-    s.k = s.q + BLOCK_Q * D;
+    s.k = s.q + BLOCK_Q<D> * D;
     s.v = s.k + NSTAGES * BLOCK_KV * D;
     s.q_full = &q_full;
     s.k_full = k_full;
     s.v_full = v_full;
     s.k_empty = k_empty;
     s.v_empty = v_empty;
-    const BlockWork w = block_work(p);
+    const BlockWork w = block_work<D>(p);
 
     if (threadIdx.x == 0) {
         mbarrier_init(&q_full, 1);
@@ -399,8 +416,8 @@ __device__ void ping_pong_attention(const AttnParams& p, const AttnTensorMaps& m
         for (int i = 0; i < NSTAGES; ++i) {
             mbarrier_init(&k_full[i], 1);
             mbarrier_init(&v_full[i], 1);
-            mbarrier_init(&k_empty[i], EMPTY_ARRIVALS);
-            mbarrier_init(&v_empty[i], EMPTY_ARRIVALS);
+            mbarrier_init(&k_empty[i], EMPTY_ARRIVALS<D>);
+            mbarrier_init(&v_empty[i], EMPTY_ARRIVALS<D>);
         }
         mbarrier_init_fence();
     }
@@ -409,10 +426,10 @@ __device__ void ping_pong_attention(const AttnParams& p, const AttnTensorMaps& m
     // ANCHOR: roles
     const int wg = threadIdx.x / 128;
     if (wg == 0) {
-        setmaxnreg_dec<PRODUCER_REGS>();
+        setmaxnreg_dec<PRODUCER_REGS<D>>();
         producer<T, D, TIMELINE>(p, maps, s, w);
     } else {
-        setmaxnreg_inc<CONSUMER_REGS>();
+        setmaxnreg_inc<CONSUMER_REGS<D>>();
         consumer<T, D, TIMELINE>(p, maps, s, w, wg - 1);
     }
     // ANCHOR_END: roles
@@ -421,5 +438,5 @@ __device__ void ping_pong_attention(const AttnParams& p, const AttnTensorMaps& m
 }  // namespace flashlab
 
 using flashlab::ping_pong_attention;
-FLASHLAB_EXPORT_ALL_TMA(ping_pong, ping_pong_attention, flashlab::THREADS)
-FLASHLAB_EXPORT_TIMELINE_TMA(ping_pong, ping_pong_attention, flashlab::THREADS)
+FLASHLAB_EXPORT_ALL_TMA_PER_D(ping_pong, ping_pong_attention, flashlab::THREADS)
+FLASHLAB_EXPORT_TIMELINE_TMA_PER_D(ping_pong, ping_pong_attention, flashlab::THREADS)

@@ -32,5 +32,14 @@ pub static STAGE: TmaStage = TmaStage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[(
+        64,
+        QTiles {
+            warps: tiles::WARPS_D64,
+            block_q: tiles::BLOCK_Q_D64,
+            block_kv: tiles::BLOCK_KV,
+            kv_slots: tiles::NSTAGES,
+        },
+    )],
     tolerated_spills: &[],
 };

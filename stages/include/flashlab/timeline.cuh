@@ -113,3 +113,7 @@ struct Timeline {
 #define FLASHLAB_EXPORT_TIMELINE_TMA(prefix, body, threads)   \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 64, threads) \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 128, threads)
+// The same with `threads<D>` threads for head dim D (FLASHLAB_EXPORT_ALL_TMA_PER_D).
+#define FLASHLAB_EXPORT_TIMELINE_TMA_PER_D(prefix, body, threads)   \
+    FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 64, threads<64>) \
+    FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 128, threads<128>)

@@ -79,3 +79,10 @@ __device__ __forceinline__ void tma_prefetch(const TensorMap* map) { asm volatil
     FLASHLAB_EXPORT_TMA(prefix, body, __nv_bfloat16, bf16, 128, threads) \
     FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 64, threads)          \
     FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 128, threads)
+// The same for kernels whose block size depends on the head dim: `threads` names a
+// variable template, `threads<D>` threads for head dim D.
+#define FLASHLAB_EXPORT_ALL_TMA_PER_D(prefix, body, threads)                  \
+    FLASHLAB_EXPORT_TMA(prefix, body, __nv_bfloat16, bf16, 64, threads<64>)   \
+    FLASHLAB_EXPORT_TMA(prefix, body, __nv_bfloat16, bf16, 128, threads<128>) \
+    FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 64, threads<64>)           \
+    FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 128, threads<128>)
