@@ -1,7 +1,7 @@
 //! Stage 13's schedule of the two consumer warpgroups, as a model: the named-barrier turns
 //! that order their wgmma issues, checked over every interleaving, and the intended
 //! schedule in time, drawn from a small simulation. The figure is what the kernel is
-//! written to do, not a measurement; `flashlab timeline 13` measures what it does.
+//! written to do, not a measurement; the stage's timeline build records what it does.
 //!
 //! The turns (`ping_pong.cu`, anchor `turns`): consumer `c` issues its wgmmas only after
 //! `bar.sync MMA_TURN + c, 256`, which completes when 256 threads have arrived: its own
@@ -758,6 +758,16 @@ mod tests {
                     && overlaps(g, sm)),
                 "{sm:?}"
             );
+            // Also under the consumer's own P V of the tile before (inside a warpgroup).
+            if let Activity::Softmax(t) = sm.what {
+                let own = ivs
+                    .iter()
+                    .find(|g| {
+                        g.consumer == sm.consumer && g.what == Activity::Gemm(Gemm::Pv(t - 1))
+                    })
+                    .unwrap();
+                assert!(overlaps(own, sm), "{sm:?} {own:?}");
+            }
             // And never under the other consumer's softmax: the exponentials take turns too.
             assert!(
                 !ivs.iter().any(|o| o.consumer != sm.consumer
