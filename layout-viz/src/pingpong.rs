@@ -1,7 +1,7 @@
 //! Stage 13's schedule of the two consumer warpgroups, as a model: the named-barrier turns
 //! that order their wgmma issues, checked over every interleaving, and the intended
 //! schedule in time, drawn from a small simulation. The figure is what the kernel is
-//! written to do, not a measurement; the stage's timeline build records what it does.
+//! written to do, not a measurement; `flashlab timeline 13` draws what it does, measured.
 //!
 //! The turns (`ping_pong.cu`, anchor `turns`): consumer `c` issues its wgmmas only after
 //! `bar.sync MMA_TURN + c, 256`, which completes when 256 threads have arrived: its own
