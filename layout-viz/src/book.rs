@@ -291,6 +291,16 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             }),
         ),
         (
+            "warp-specialized-full-empty.svg",
+            "Stage 12: the full and empty mbarriers of K's two-slot ring over four tiles, from the model the tests run in every order",
+            Box::new(|| Ok(crate::pipeline::full_empty_svg(2, 4, 8))),
+        ),
+        (
+            "ping-pong-schedule.svg",
+            "Stage 13: the intended schedule of the two consumer warpgroups, a model (not a measurement)",
+            Box::new(|| Ok(crate::pingpong::schedule_svg(3))),
+        ),
+        (
             "bank-stage3-ldmatrix.svg",
             "Stage 3: ldmatrix.x4 of Q from an unswizzled tile, 32 wavefronts vs 4",
             bank_fig("ldmatrix-q-unswizzled"),

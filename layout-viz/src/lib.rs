@@ -18,6 +18,8 @@ pub mod bank;
 pub mod book;
 pub mod gmma;
 pub mod kernel_fns;
+pub mod pingpong;
+pub mod pipeline;
 pub mod render;
 pub mod ring;
 pub mod svg_kit;

@@ -21,7 +21,7 @@ pub fn slot_and_parity(t: u32, nstages: u32) -> (u32, u32) {
 /// An mbarrier: a count of arrivals still pending in the current phase, a transaction
 /// count of bytes still expected, and how many phases have completed. A phase completes
 /// when both counts are zero; the pending count is then reset for the next phase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Mbarrier {
     arrivals: u32,
     pending: u32,
@@ -46,6 +46,11 @@ impl Mbarrier {
         assert!(self.pending > 0, "an arrival beyond the phase's count");
         self.pending -= 1;
         self.complete_if_done();
+    }
+
+    /// `mbarrier.arrive`: one arrival, no bytes (how stage 12's consumers release a slot).
+    pub fn arrive(&mut self) {
+        self.arrive_expect_tx(0);
     }
 
     /// What a copy's `complete_tx::bytes` does as its bytes land. The count may go
