@@ -59,8 +59,8 @@ fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
         find(&k, v_empty, "mbarrier_arrive_expect_tx(&s.v_full[slot]");
         // Barriers: full counts the producer's one arrival, empty one per consumer warp.
         find(&k, 0, "mbarrier_init(&k_full[i], 1);");
-        find(&k, 0, "mbarrier_init(&k_empty[i], EMPTY_ARRIVALS);");
-        find(&k, 0, "constexpr int EMPTY_ARRIVALS = CONSUMERS * 4;");
+        find(&k, 0, "mbarrier_init(&k_empty[i], EMPTY_ARRIVALS<D>);");
+        find(&k, 0, "constexpr int EMPTY_ARRIVALS = CONSUMERS<D> * 4;");
         find(&k, 0, "if (lane == 0) mbarrier_arrive(empty);");
     }
     for u in 0..8 {
@@ -100,15 +100,17 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
         &format!("CONSUMERS_WROTE_O = {},", pingpong::CONSUMERS_WROTE_O),
     );
     find(&k, 0, &format!("MMA_TURN = {},", pingpong::MMA_TURN));
+    find(&k, 0, "constexpr int TURN_THREADS = 2 * 128;");
     find(
         &k,
         0,
-        "auto take_turn = [&]() { named_barrier_sync(MMA_TURN + cwg, CONSUMERS * 128); };",
+        "auto take_turn = [&]() { named_barrier_sync(MMA_TURN + cwg, TURN_THREADS); };",
     );
     find(
         &k,
         0,
-        "auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (1 - cwg), CONSUMERS * 128); };",
+        // With two consumers (d = 128, the model's case) the next one is 1 - cwg.
+        "auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (cwg + 1) % CONSUMERS<D>, TURN_THREADS); };",
     );
     assert_eq!(pingpong::TURN_THREADS, 2 * 128);
     // The free first turn, then the loop's order: turn, S_t, P V_{t-1}, pass, wait for S
@@ -117,7 +119,7 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
     let free = find(
         &k,
         0,
-        "if (cwg == 0) named_barrier_arrive(MMA_TURN, CONSUMERS * 128);",
+        "if (cwg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);",
     );
     let first = find(&k, free, "take_turn();");
     let s0 = find(&k, first, "qk_issue(s.k_slot(0));");
@@ -135,12 +137,12 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
     let end = find(
         &k,
         last,
-        "if (cwg == 0) named_barrier_sync(MMA_TURN, CONSUMERS * 128);",
+        "if (cwg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);",
     );
     find(
         &k,
         end,
-        "named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS * 128);",
+        "named_barrier_sync(CONSUMERS_WROTE_O, CONSUMERS<D> * 128);",
     );
     assert_eq!(
         pingpong::turn_program(0, 2, true),
