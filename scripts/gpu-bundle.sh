@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds one folder that runs on an x86-64 Linux machine with an NVIDIA driver and no
 # Rust: the release `flashlab` CLI, every test binary of the workspace, and scripts that
-# run them. Usage: scripts/gpu-bundle.sh [OUT_DIR]   (default dist/flashlab-gpu)
+# run them, the binaries xz-compressed (`./unpack.sh` restores them; the scripts run it).
+# Usage: scripts/gpu-bundle.sh [OUT_DIR]   (default dist/flashlab-gpu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist/flashlab-gpu}"
@@ -31,5 +32,11 @@ for line in sys.stdin:
 
 cp scripts/bundle/*.sh "$out/"
 chmod +x "$out"/*.sh "$out"/flashlab "$out"/tests/*
+# The binaries are mostly embedded fatbins, which xz shrinks about eightfold: packed, the
+# folder fits a 64 MiB upload. unpack.sh (run by every script) restores them.
+echo "compressing the binaries (xz)" >&2
+for binary in "$out"/flashlab "$out"/tests/*; do
+    xz -T0 -6 -f "$binary"
+done
 du -sh "$out"
 ls "$out" "$out/tests"

@@ -13,6 +13,7 @@
 # root or NVreg_RestrictProfilingToAdminUsers=0 (ncu says ERR_NVGPUCTRPERM otherwise).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+"$here/unpack.sh"
 
 usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 

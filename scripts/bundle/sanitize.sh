@@ -3,6 +3,7 @@
 # causal with seqlen_q > seqlen_k for fully masked rows, GQA). Usage: sanitize.sh N
 set -euo pipefail
 cd "$(dirname "$0")"
+./unpack.sh
 n="$1"
 # Like ncu.sh and sass.sh: name what is missing and where it usually lives.
 sanitizer=""

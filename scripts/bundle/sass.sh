@@ -11,6 +11,7 @@
 # cuobjdump comes from $CUOBJDUMP, $PATH, $CUDA_HOME/bin or /usr/local/cuda/bin.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+"$here/unpack.sh"
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
