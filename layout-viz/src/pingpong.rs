@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use svg::node::element::{Group, Polygon, Title};
 
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, line, rect, text};
+use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, heading, line, rect, text};
 
 /// The kernel's named barriers (`enum NamedBarrier` in `ping_pong.cu`; 0 is `__syncthreads`).
 pub const CONSUMERS_WROTE_O: u32 = 1;
@@ -461,24 +461,11 @@ pub fn schedule_svg(n_tiles: u32) -> String {
     let tx = |t: u32| x0 + f64::from(t) * scale;
     let row_h = 30.0;
 
-    let mut body = Group::new();
-    let mut y = MARGIN + 14.0;
-    body = body.add(
-        text(
-            MARGIN,
-            y,
-            14,
-            format!("Ping-pong, the intended schedule: two consumers, {n_tiles} tiles (a model)"),
-        )
-        .set("font-weight", "bold"),
-    );
-    y += 20.0;
-    body = body.add(text(
-        MARGIN,
-        y,
-        12,
+    let (mut body, mut y) = heading(
+        Group::new(),
+        format!("Ping-pong, the intended schedule: two consumers, {n_tiles} tiles (a model)"),
         "turns: MMA_TURN + c; tile t > 0 issues S t, then P V t-1; time runs right",
-    ));
+    );
     y += 18.0;
 
     for c in 0..2u32 {

@@ -24,7 +24,7 @@ use svg::node::element::{Group, Polygon, Title};
 use crate::render;
 use crate::ring::Mbarrier;
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, line, rect, text};
+use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, heading, line, rect, text};
 
 /// The bytes one tile's copies bring (K or V at d = 128, bf16: 128 x 128 x 2).
 pub const TILE_BYTES: u32 = 128 * 128 * 2;
@@ -609,26 +609,13 @@ pub fn full_empty_svg(nstages: u32, n_tiles: u32, consumer_warps: u32) -> String
     let consumers_x = lx(n_lines - 1);
     let row_h = 26.0;
 
-    let mut body = Group::new();
-    let mut y = MARGIN + 14.0;
-    body = body.add(
-        text(
-            MARGIN,
-            y,
-            14,
-            format!("Full and empty: K's ring, {nstages} slots, {n_tiles} tiles"),
-        )
-        .set("font-weight", "bold"),
-    );
-    y += 20.0;
-    body = body.add(text(
-        MARGIN,
-        y,
-        12,
+    let (mut body, mut y) = heading(
+        Group::new(),
+        format!("Full and empty: K's ring, {nstages} slots, {n_tiles} tiles"),
         format!(
             "tile t: slot t % {nstages}, use = t / {nstages}; full waits parity use % 2, empty (use - 1) % 2"
         ),
-    ));
+    );
     y += 26.0;
     let heads: Vec<(f64, String, String)> =
         std::iter::once((producer_x, "producer".to_string(), "thread 0".to_string()))

@@ -14,6 +14,14 @@ pub const MARGIN: f64 = 20.0;
 /// The widest a figure may be: the book's text column.
 pub const MAX_WIDTH: f64 = 740.0;
 
+/// A figure's bold title and one line under it, from the top margin, added to `body`: the
+/// group and the baseline of that second line (`pipeline.rs`, `pingpong.rs`).
+pub fn heading(body: Group, title: impl Into<String>, subtitle: impl Into<String>) -> (Group, f64) {
+    let y = MARGIN + 14.0;
+    let body = body.add(text(MARGIN, y, 14, title).set("font-weight", "bold"));
+    (body.add(text(MARGIN, y + 20.0, 12, subtitle)), y + 20.0)
+}
+
 pub fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {
     Text::new(content.into())
         .set("x", fmt(x))
