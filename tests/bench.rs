@@ -63,6 +63,18 @@ fn the_default_sweep_follows_the_shape_rule() {
     bench::validate_sweep(&default_sweep()).unwrap();
 }
 
+/// The rule's words follow the numbers: with --tokens 1 (the issues' batch-1 shapes) it
+/// says batch 1, not a count of query rows that holds only for the default.
+#[test]
+fn the_shape_rule_says_batch_one_when_tokens_are_below_every_seqlen() {
+    assert_eq!(
+        bench::shape_rule(1, 16, &[4096, 8192, 16384]),
+        "heads = 16, batch = max(1, 1 / seqlen) = 1 at every seqlen of the sweep"
+    );
+    let default = bench::shape_rule(8192, 16, &default_sweep().seqlens);
+    assert!(default.contains("131072 query rows"), "{default}");
+}
+
 #[test]
 fn bad_sweeps_are_refused_before_any_gpu_work() {
     let mut s = default_sweep();

@@ -265,7 +265,7 @@ impl SweepInfo {
         SweepInfo {
             sweep: sweep.clone(),
             stages,
-            shape_rule: shape_rule(sweep.tokens, sweep.heads),
+            shape_rule: shape_rule(sweep.tokens, sweep.heads, &sweep.seqlens),
             flop_rule: FLOP_RULE.to_string(),
             timing_rule: timing_rule(timing),
             seed,

@@ -29,7 +29,13 @@ pub const DEFAULT_MAX_WORKSPACE_GIB: f64 = 2.0;
 pub const DEFAULT_SEED: u64 = 0x5eed_f1a5;
 
 /// How the sweep chooses batch and heads, in words (for `--help` and the JSON header).
-pub fn shape_rule(tokens: usize, heads: usize) -> String {
+/// With `tokens` at most the shortest seqlen the rule is batch 1 everywhere, and says so.
+pub fn shape_rule(tokens: usize, heads: usize, seqlens: &[usize]) -> String {
+    if seqlens.iter().all(|&s| s >= tokens) {
+        return format!(
+            "heads = {heads}, batch = max(1, {tokens} / seqlen) = 1 at every seqlen of the sweep"
+        );
+    }
     format!(
         "heads = {heads}, batch = max(1, {tokens} / seqlen): batch x heads x seqlen = {} query rows (twice that at seqlens above {tokens}), so short sequences still fill the GPU",
         tokens * heads
@@ -157,7 +163,11 @@ pub fn describe_plan(config: &BenchConfig) -> Result<String> {
     writeln!(
         out,
         "shape rule: {}",
-        shape_rule(config.sweep.tokens, config.sweep.heads)
+        shape_rule(
+            config.sweep.tokens,
+            config.sweep.heads,
+            &config.sweep.seqlens
+        )
     )?;
     let (mut run, mut skip) = (0, 0);
     for shape in config.sweep.shapes() {
