@@ -114,6 +114,29 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
     }
 }
 
+/// No stage's compile prints a warning, nor one of ptxas's "Potential Performance Loss"
+/// notes, which it prints as info lines: C7508 says it ignored a `setmaxnreg` (no register
+/// count known at entry, as without `__launch_bounds__`), leaving stages 12 and 13's
+/// producer and consumers at the launch count; C7515 and its kin say it serialized wgmmas.
+#[test]
+fn no_stage_compiles_with_a_warning() {
+    for (stage, _) in compiled_stages() {
+        let info = stage.info();
+        let warnings: Vec<&str> = info
+            .kernels
+            .ptxas_report
+            .lines()
+            .filter(|l| kernel_build::is_compiler_warning(l))
+            .collect();
+        assert!(
+            warnings.is_empty(),
+            "stage {} compiles with warnings:\n{}",
+            info.label(),
+            warnings.join("\n")
+        );
+    }
+}
+
 /// The ceiling kernels `flashlab info` and the bench run (harness/kernels/ceilings.cu) are
 /// compiled like the stages', and neither spills.
 #[test]

@@ -13,7 +13,7 @@ mod ptxas;
 mod sass;
 
 pub use nvcc::{Arch, DEFAULT_ARCHS, ToolchainError, find_nvcc, parse_archs};
-pub use ptxas::{KernelResources, parse_ptxas_report};
+pub use ptxas::{KernelResources, is_compiler_warning, parse_ptxas_report};
 pub use sass::{
     SASS_COUNTS_UNAVAILABLE, SassCounts, TENSOR_CORE_KINDS, add_sass_counts,
     count_tensor_core_instructions, find_cuobjdump, format_sass_counts, parse_sass_counts,

@@ -270,7 +270,7 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
             stderr
         );
     }
-    for line in stderr.lines().filter(|l| l.contains("warning")) {
+    for line in stderr.lines().filter(|l| crate::is_compiler_warning(l)) {
         println!("cargo:warning={line}");
     }
     write(&report, stderr.as_bytes());

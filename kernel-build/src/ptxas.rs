@@ -26,6 +26,14 @@ pub struct KernelResources {
     pub qgmma: Option<u32>,
 }
 
+/// Whether a line of nvcc's output is a warning: nvcc's and ptxas's own, and ptxas's
+/// "Potential Performance Loss" notes, which it prints as info lines although each says
+/// it undid something the source asked for (C7508: a `setmaxnreg` ignored; C7515 and
+/// kin: `wgmma`s serialized).
+pub fn is_compiler_warning(line: &str) -> bool {
+    line.to_lowercase().contains("warning") || line.contains("Potential Performance Loss")
+}
+
 /// Reads every kernel out of a ptxas report. Lines that are not about an entry function
 /// (device functions, global variables, nvcc warnings) are skipped.
 pub fn parse_ptxas_report(report: &str) -> Vec<KernelResources> {
@@ -77,6 +85,19 @@ fn number_before(line: &str, label: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn performance_loss_notes_count_as_warnings() {
+        assert!(is_compiler_warning(
+            "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register count at entry."
+        ));
+        assert!(is_compiler_warning(
+            "ptxas warning : Registers are spilled to local memory"
+        ));
+        assert!(!is_compiler_warning(
+            "ptxas info    : Used 168 registers, used 2 barriers, 80 bytes smem"
+        ));
+    }
 
     const REPORT: &str = "\
 ptxas info    : 0 bytes gmem
