@@ -273,20 +273,9 @@ fn only_the_timeline_kernels_read_the_clocks() {
             std::process::id()
         ));
         std::fs::write(&fatbin, info.kernels.fatbin).unwrap();
-        let mut cmd = std::process::Command::new(&cuobjdump);
-        cmd.arg("-sass").arg(&fatbin);
-        if let Some(dir) = cuobjdump.parent().filter(|d| d.join("nvdisasm").is_file()) {
-            cmd.env("NVDISASM_PATH", dir);
-        }
-        let output = cmd.output().unwrap();
+        let listing = kernel_build::sass_listing(&cuobjdump, &fatbin);
         std::fs::remove_file(&fatbin).unwrap();
-        assert!(
-            output.status.success(),
-            "{} -sass: {}",
-            cuobjdump.display(),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let functions = special_registers(&String::from_utf8_lossy(&output.stdout));
+        let functions = special_registers(&listing.unwrap());
         let mut timeline_kernels = 0;
         for (kernel, registers) in &functions {
             let is_attention = info.dtypes.iter().any(|d| {

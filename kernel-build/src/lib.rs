@@ -17,6 +17,7 @@ pub use ptxas::{KernelResources, is_compiler_warning, parse_ptxas_report};
 pub use sass::{
     SASS_COUNTS_UNAVAILABLE, SassCounts, TENSOR_CORE_KINDS, add_sass_counts,
     count_tensor_core_instructions, find_cuobjdump, format_sass_counts, parse_sass_counts,
+    sass_listing,
 };
 
 /// File names inside `OUT_DIR`, shared by the build script and the embedding macro.

@@ -178,6 +178,20 @@ pub fn find_cuobjdump(nvcc: &Path) -> Option<PathBuf> {
 
 /// Runs `cuobjdump -sass` on `fatbin` and returns the counts file, or why it could not.
 pub fn sass_counts_of(cuobjdump: &Path, fatbin: &Path) -> Result<String, String> {
+    let listing = sass_listing(cuobjdump, fatbin)?;
+    let counts = count_tensor_core_instructions(&listing);
+    if counts.is_empty() {
+        return Err(format!(
+            "{} -sass listed no function in {}",
+            cuobjdump.display(),
+            fatbin.display()
+        ));
+    }
+    Ok(format_sass_counts(&counts))
+}
+
+/// The `cuobjdump -sass` listing of `fatbin`, or why it could not be made.
+pub fn sass_listing(cuobjdump: &Path, fatbin: &Path) -> Result<String, String> {
     let mut cmd = Command::new(cuobjdump);
     cmd.arg("-sass").arg(fatbin);
     // cuobjdump disassembles with nvdisasm, which it finds on $PATH or in $NVDISASM_PATH;
@@ -197,15 +211,7 @@ pub fn sass_counts_of(cuobjdump: &Path, fatbin: &Path) -> Result<String, String>
             stderr.trim()
         ));
     }
-    let counts = count_tensor_core_instructions(&String::from_utf8_lossy(&output.stdout));
-    if counts.is_empty() {
-        return Err(format!(
-            "{} -sass listed no function in {}",
-            cuobjdump.display(),
-            fatbin.display()
-        ));
-    }
-    Ok(format_sass_counts(&counts))
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 #[cfg(test)]
