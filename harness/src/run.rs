@@ -132,14 +132,14 @@ pub fn run_stage(
         "allocating the workspace",
     )?;
     // Zeroed: the host reads a slot's events up to its first empty record.
-    let timeline: Option<CudaSlice<u64>> = match timeline_shape {
-        Some((blocks, stride)) => Some(
-            stream
+    let timeline: Option<(CudaSlice<u64>, u32, u32)> = timeline_shape
+        .map(|(blocks, stride)| {
+            let buffer = stream
                 .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
-                .allocating(gpu, timeline_bytes, "allocating the timeline buffer")?,
-        ),
-        None => None,
-    };
+                .allocating(gpu, timeline_bytes, "allocating the timeline buffer")?;
+            Ok::<_, Error>((buffer, blocks, stride))
+        })
+        .transpose()?;
 
     let args = {
         let ptr = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
@@ -150,10 +150,10 @@ pub fn run_stage(
         params.o = o.device_ptr(stream).0;
         params.lse = lse.device_ptr(stream).0;
         params.scratch = scratch.device_ptr(stream).0;
-        if let (Some(buffer), Some((blocks, stride))) = (&timeline, timeline_shape) {
+        if let Some((buffer, blocks, stride)) = &timeline {
             params.timeline = buffer.device_ptr(stream).0;
-            params.timeline_blocks = blocks as i32;
-            params.timeline_stride = stride as i32;
+            params.timeline_blocks = *blocks as i32;
+            params.timeline_stride = *stride as i32;
         }
         LaunchArgs {
             problem: *problem,
@@ -178,16 +178,17 @@ pub fn run_stage(
         }
         None => None,
     };
-    let timeline = match (timeline, timeline_shape) {
-        (Some(buffer), Some((blocks, stride))) => Some(TimelineBuffer {
-            blocks,
-            stride,
-            words: stream
-                .clone_dtoh(&buffer)
-                .during("copying the timeline back")?,
-        }),
-        _ => None,
-    };
+    let timeline = timeline
+        .map(|(buffer, blocks, stride)| {
+            Ok::<_, Error>(TimelineBuffer {
+                blocks,
+                stride,
+                words: stream
+                    .clone_dtoh(&buffer)
+                    .during("copying the timeline back")?,
+            })
+        })
+        .transpose()?;
     let report = RunReport {
         stage: info.number,
         slug: info.slug,

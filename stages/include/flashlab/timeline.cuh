@@ -84,7 +84,7 @@ struct Timeline {
         if constexpr (ON) {
             if (events != nullptr && count < capacity)
                 events[count] = TimelineEvent{start, end, block, iteration, sm, warpgroup, uint8_t(phase), 0};
-            ++count;  // past capacity: the host sees count > stride and says the events were cut
+            ++count;  // past capacity the event is dropped: the host finds the slot full and says it was cut
         }
     }
     __device__ __forceinline__ void record(Phase phase, uint32_t iteration, uint64_t start) {
