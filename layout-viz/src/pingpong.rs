@@ -23,7 +23,9 @@ use std::collections::HashSet;
 use svg::node::element::{Group, Polygon, Title};
 
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, heading, line, rect, text};
+use crate::svg_kit::{
+    CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
+};
 
 /// The kernel's named barriers (`enum NamedBarrier` in `ping_pong.cu`; 0 is `__syncthreads`).
 pub const CONSUMERS_WROTE_O: u32 = 1;
@@ -407,8 +409,6 @@ pub fn schedule(n_tiles: u32, d: Durations) -> Result<Vec<Interval>, String> {
     Ok(out)
 }
 
-const CHAR_W_11: f64 = 6.65;
-const CHAR_W_12: f64 = 7.3;
 const S_FILL: &str = "#aec7e8";
 const PV_FILL: &str = "#98df8a";
 const SOFTMAX_FILL: &str = "#ffbb78";
@@ -583,14 +583,7 @@ pub fn schedule_svg(n_tiles: u32) -> String {
         (SOFTMAX_FILL, "softmax"),
         (PACK_FILL, "rescale O, pack P"),
     ] {
-        body = body
-            .add(
-                rect(x, y - 11.0, 14.0, 14.0, fill)
-                    .set("stroke", INK)
-                    .set("stroke-width", 0.5),
-            )
-            .add(text(x + 20.0, y, 12, label));
-        x += 20.0 + label.chars().count() as f64 * CHAR_W_12 + 18.0;
+        (body, x) = swatch(body, x, y, fill, label);
     }
     y += 22.0;
     let mut x = MARGIN;
@@ -602,14 +595,7 @@ pub fn schedule_svg(n_tiles: u32) -> String {
     .into_iter()
     .filter(|&(fill, _)| fill != TURN_FILL || turn_waits)
     {
-        body = body
-            .add(
-                rect(x, y - 11.0, 14.0, 14.0, fill)
-                    .set("stroke", INK)
-                    .set("stroke-width", 0.5),
-            )
-            .add(text(x + 20.0, y, 12, label));
-        x += 20.0 + label.chars().count() as f64 * CHAR_W_12 + 18.0;
+        (body, x) = swatch(body, x, y, fill, label);
     }
     for l in [
         "A triangle marks where a group was issued: it runs when the tensor cores get to it,"

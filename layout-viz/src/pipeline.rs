@@ -24,7 +24,9 @@ use svg::node::element::{Group, Polygon, Title};
 use crate::render;
 use crate::ring::Mbarrier;
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, heading, line, rect, text};
+use crate::svg_kit::{
+    CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
+};
 
 /// The bytes one tile's copies bring (K or V at d = 128, bf16: 128 x 128 x 2).
 pub const TILE_BYTES: u32 = 128 * 128 * 2;
@@ -551,8 +553,6 @@ pub fn sequence(nstages: u32, n_tiles: u32, consumer_warps: u32) -> Result<Vec<R
 }
 
 const ARROW_FONT: u32 = 11;
-const CHAR_W_11: f64 = 6.65; // an 11px monospace character
-const CHAR_W_12: f64 = 7.3;
 
 fn arrow(x1: f64, x2: f64, y: f64, dashed: bool, label: &str, tip: &str, width: f64) -> Group {
     let dir = if x2 > x1 { 1.0 } else { -1.0 };
@@ -875,14 +875,7 @@ pub fn full_empty_svg(nstages: u32, n_tiles: u32, consumer_warps: u32) -> String
         (WAITING, "blocked in a wait"),
         (READING, "wgmmas read the slot"),
     ] {
-        body = body
-            .add(
-                rect(x, ly - 11.0, 14.0, 14.0, fill)
-                    .set("stroke", INK)
-                    .set("stroke-width", 0.5),
-            )
-            .add(text(x + 20.0, ly, 12, label));
-        x += 20.0 + label.chars().count() as f64 * CHAR_W_12 + 18.0;
+        (body, x) = swatch(body, x, ly, fill, label);
     }
     for l in [
         "Lilac, on the copy engine: a tile's copies in flight. V's ring has the same barriers",

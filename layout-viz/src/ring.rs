@@ -92,8 +92,7 @@ impl Mbarrier {
 // render.rs's ink, font and sizes; every text here is at least 12px, and the figure at
 // most 740px wide, the book's column, so it is never scaled down.
 pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{INK, MARGIN, MUTED, document, fmt, rect, text};
-const CHAR_W: f64 = 7.3; // a 12px monospace character
+use crate::svg_kit::{CHAR_W_12 as CHAR_W, INK, MARGIN, MUTED, document, fmt, rect, text};
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, lines: &[String], tip: &str) -> Group {
     let mut g = Group::new().set("class", "cell").add(Title::new(tip)).add(

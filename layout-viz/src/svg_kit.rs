@@ -13,6 +13,10 @@ pub const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
 pub const MARGIN: f64 = 20.0;
 /// The widest a figure may be: the book's text column.
 pub const MAX_WIDTH: f64 = 740.0;
+/// The advance of one character of the monospace font at 11px and at 12px, for laying
+/// out text by its length.
+pub const CHAR_W_11: f64 = 6.65;
+pub const CHAR_W_12: f64 = 7.3;
 
 /// A figure's bold title and one line under it, from the top margin, added to `body`: the
 /// group and the baseline of that second line (`pipeline.rs`, `pingpong.rs`).
@@ -20,6 +24,22 @@ pub fn heading(body: Group, title: impl Into<String>, subtitle: impl Into<String
     let y = MARGIN + 14.0;
     let body = body.add(text(MARGIN, y, 14, title).set("font-weight", "bold"));
     (body.add(text(MARGIN, y + 20.0, 12, subtitle)), y + 20.0)
+}
+
+/// One legend entry on the baseline `y` from `x`: a 14px swatch of `fill` and its 12px
+/// label, added to `body`; the group and the x of the next entry.
+pub fn swatch(body: Group, x: f64, y: f64, fill: &str, label: &str) -> (Group, f64) {
+    let body = body
+        .add(
+            rect(x, y - 11.0, 14.0, 14.0, fill)
+                .set("stroke", INK)
+                .set("stroke-width", 0.5),
+        )
+        .add(text(x + 20.0, y, 12, label));
+    (
+        body,
+        x + 20.0 + label.chars().count() as f64 * CHAR_W_12 + 18.0,
+    )
 }
 
 pub fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {

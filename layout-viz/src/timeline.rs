@@ -8,7 +8,9 @@
 //! tile j before P V of tile j - 1 completed, and runs the softmax under both.
 
 use crate::render;
-use crate::svg_kit::{INK, MARGIN, MAX_WIDTH, MUTED, document, line, rect, text, wrap};
+use crate::svg_kit::{
+    CHAR_W_12 as CHAR_W, INK, MARGIN, MAX_WIDTH, MUTED, document, line, rect, text, wrap,
+};
 use svg::node::element::{Group, Title};
 
 /// Everything the chart shows.
@@ -139,8 +141,7 @@ pub fn tick_step(span: f64, target: u32) -> f64 {
 
 // Sizes: every text is 12px or more (14px the title) and the figure 740px wide, the
 // book's column, so it is never scaled down.
-const CHAR_W: f64 = 7.3; // a 12px monospace character
-const TITLE_CHAR_W: f64 = 8.5; // a 14px one
+const TITLE_CHAR_W: f64 = 8.5; // a 14px monospace character
 const THIN_H: f64 = 7.0;
 const MAIN_H: f64 = 16.0;
 const LANE_GAP: f64 = 7.0;
