@@ -83,7 +83,7 @@ pub fn fresh_seed() -> u64 {
 
 /// Normal(MEAN, STD_DEV) samples rounded to `dtype`, generated in parallel chunks whose
 /// streams depend only on (seed, chunk index), so a seed always gives the same tensor.
-fn normal_bits(n: usize, dtype: DType, seed: u64) -> Vec<u16> {
+pub(crate) fn normal_bits(n: usize, dtype: DType, seed: u64) -> Vec<u16> {
     const CHUNK: usize = 1 << 16;
     let mut out = vec![0u16; n];
     out.par_chunks_mut(CHUNK)

@@ -8,6 +8,7 @@
 //! stages that record one ([`timeline`]).
 
 pub mod check;
+pub mod decode;
 mod error;
 pub mod gpu;
 pub mod inputs;
@@ -23,12 +24,13 @@ pub mod timeline;
 pub mod timing;
 pub mod tma;
 
+pub use decode::{DecodeProblem, DecodeStage, KvLayout};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
-pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo, TensorCores};
+pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo, TensorCores, Workload};
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 pub use tma::TmaStage;
 

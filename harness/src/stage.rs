@@ -19,6 +19,9 @@ pub struct StageInfo {
     /// Whether its kernels come with timeline variants, which record when each warpgroup's
     /// phases start and end (`flashlab timeline N`; `stages/include/flashlab/timeline.cuh`).
     pub timeline: bool,
+    /// Prefill (a whole sequence of queries: `flashlab stage N` on a [`Problem`]) or
+    /// decode (a few new queries against a K/V cache: [`crate::decode`]).
+    pub workload: Workload,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
     pub kernels: &'static KernelBundle,
@@ -33,6 +36,13 @@ impl StageInfo {
     /// Refuses head dims and dtypes the stage was not written for, naming what it supports.
     pub fn validate(&self, p: &Problem) -> Result<()> {
         p.validate()?;
+        if self.workload == Workload::Decode {
+            return Err(Error::Unsupported {
+                stage: self.label(),
+                what: "prefill problems".into(),
+                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-len 8192`, `flashlab bench --decode`)".into(),
+            });
+        }
         if !self.head_dims.contains(&p.shape.head_dim) {
             return Err(Error::Unsupported {
                 stage: self.label(),
@@ -49,6 +59,25 @@ impl StageInfo {
             });
         }
         Ok(())
+    }
+}
+
+/// What a stage computes: the ladder's prefill kernels, or the decode step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// A sequence of queries against its keys: compute-bound, measured in TFLOPS.
+    Prefill,
+    /// A few new query rows per sequence against a long K/V cache: memory-bound, measured
+    /// in GB/s of K/V read.
+    Decode,
+}
+
+impl Workload {
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Prefill => "prefill",
+            Workload::Decode => "decode",
+        }
     }
 }
 
@@ -128,6 +157,12 @@ pub trait Stage: Sync {
     /// measured faster than the spill-free alternatives. `tests/kernels.rs` enforces it.
     fn tolerated_spill_bytes(&self, _kernel: &str) -> u32 {
         0
+    }
+
+    /// A decode stage's own launch ([`crate::decode::run::run_decode`]); `None` for the
+    /// prefill stages, which [`Stage::launch`] serves.
+    fn decode(&self) -> Option<&dyn crate::decode::DecodeStage> {
+        None
     }
 }
 

@@ -1037,6 +1037,7 @@ mod tests {
             gpu: GpuArch::Sm90a,
             tensor_cores: TensorCores::Hgmma,
             timeline,
+            workload: crate::Workload::Prefill,
             head_dims: &[64, 128, 256],
             dtypes: &[DType::Bf16, DType::F16],
             kernels: &KERNELS,

@@ -97,6 +97,18 @@ pub const GATE_US_PER_LAUNCH: i64 = 200;
 pub fn time(
     gpu: &Gpu,
     protocol: TimingProtocol,
+    launch: impl FnMut() -> Result<()>,
+) -> Result<Timing> {
+    time_between(gpu, protocol, || Ok(()), launch)
+}
+
+/// [`time`] with `between` queued before each launch, outside its event pair: the decode
+/// stages flush the L2 cache there ([`crate::decode`]), so each launch reads its K/V cache
+/// from memory as a model's next layer would, not from the L2 the last launch filled.
+pub fn time_between(
+    gpu: &Gpu,
+    protocol: TimingProtocol,
+    mut between: impl FnMut() -> Result<()>,
     mut launch: impl FnMut() -> Result<()>,
 ) -> Result<Timing> {
     let ctx = gpu.context();
@@ -107,7 +119,9 @@ pub fn time(
     };
     let (start, stop) = (event()?, event()?);
     // One launch on an idle stream, host launch time included.
-    let time_one = |launch: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+    type Queue<'a> = &'a mut dyn FnMut() -> Result<()>;
+    let time_one = |between: Queue, launch: Queue| -> Result<f64> {
+        between()?;
         start.record(gpu.stream()).during("recording an event")?;
         launch()?;
         stop.record(gpu.stream()).during("recording an event")?;
@@ -119,7 +133,7 @@ pub fn time(
     let mut warm = 0.0;
     let mut first = f64::INFINITY;
     for _ in 0..1000 {
-        let t = time_one(&mut launch)?;
+        let t = time_one(&mut between, &mut launch)?;
         first = first.min(t);
         warm += t;
         if warm >= WARMUP_MS {
@@ -130,7 +144,7 @@ pub fn time(
 
     if protocol == TimingProtocol::Ungated {
         let samples = (0..iterations)
-            .map(|_| time_one(&mut launch))
+            .map(|_| time_one(&mut between, &mut launch))
             .collect::<Result<Vec<_>>>()?;
         return Ok(summarize(samples, protocol));
     }
@@ -139,6 +153,7 @@ pub fn time(
         .collect::<Result<Vec<_>>>()?;
     gate(gpu, GATE_US_PER_LAUNCH * iterations as i64)?;
     for (start, stop) in &pairs {
+        between()?;
         start.record(gpu.stream()).during("recording an event")?;
         launch()?;
         stop.record(gpu.stream()).during("recording an event")?;

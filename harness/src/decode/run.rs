@@ -1,0 +1,339 @@
+//! One decode run: validate, build the cache, poison every output with NaN, launch the
+//! split and combine kernels, check each sequence against the oracle, and time the step
+//! with the L2 cache flushed before each launch.
+
+use super::cache::{DecodeInputs, validate_block_table};
+use super::{
+    DecodeLaunch, DecodeParams, DecodeProblem, KvLayout, check_splits, check_stage, choose_splits,
+};
+use crate::check::{CheckReport, check_outputs};
+use crate::error::CudaContext as _;
+use crate::timing::{Timing, TimingProtocol, time_between};
+use crate::{AttnParams, Error, Gpu, Result, Stage};
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{CudaSlice, DevicePtr};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+#[derive(Clone, Debug)]
+pub struct DecodeOptions {
+    /// Input seed; `None` draws a fresh one (printed, so a failure can be replayed).
+    pub seed: Option<u64>,
+    pub check: bool,
+    pub timing: Option<TimingProtocol>,
+    /// Flush the L2 cache before each timed launch, so the K/V cache comes from memory as
+    /// it does when a model's layers take turns (an 8k cache of 8 heads, 32 MiB, would
+    /// otherwise stay in an H100's 50 MiB L2 from one launch to the next).
+    pub cold_l2: bool,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            seed: None,
+            check: true,
+            timing: Some(TimingProtocol::Gated),
+            cold_l2: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DecodeReport {
+    pub stage: u32,
+    pub slug: &'static str,
+    pub problem: DecodeProblem,
+    pub splits: usize,
+    /// "heuristic" or "given".
+    pub splits_from: &'static str,
+    pub seed: u64,
+    /// The worst checked sequence's numbers, with rows and NaN counts over all of them.
+    pub check: Option<CheckReport>,
+    pub sequences_checked: usize,
+    pub timing: Option<Timing>,
+    /// Unique K/V bytes read per second (`DecodeProblem::kv_bytes`).
+    pub gb_per_s: Option<f64>,
+    pub cold_l2: bool,
+}
+
+pub struct DecodeOutputs {
+    pub inputs: DecodeInputs,
+    pub o: Vec<u16>,
+    pub lse: Vec<f32>,
+}
+
+/// Runs decode stage `stage` on `p`: the protocol every decode run goes through.
+pub fn run_decode(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    p: &DecodeProblem,
+    opts: &DecodeOptions,
+) -> Result<(DecodeReport, DecodeOutputs)> {
+    let info = stage.info();
+    let Some(decode) = stage.decode() else {
+        return Err(Error::Unsupported {
+            stage: info.label(),
+            what: "decode problems".into(),
+            supported: "prefill problems; the decode stages are marked `decode` in `flashlab list`"
+                .into(),
+        });
+    };
+    check_stage(info, p)?;
+    gpu.check_stage(info)?;
+    let tiles = decode.tiles();
+    let splits = choose_splits(p, &tiles, gpu.multiprocessors);
+    check_splits(p, splits)?;
+
+    let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
+    let inputs = DecodeInputs::generate(p, seed);
+    validate_block_table(p, &inputs.block_table, inputs.pages)?;
+
+    let partial_elements = if splits > 1 {
+        splits * (p.q_len() + p.lse_len())
+    } else {
+        0
+    };
+    let l2_bytes = gpu
+        .context()
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+        .during("reading the L2 size")? as usize;
+    let flush_bytes = if opts.timing.is_some() && opts.cold_l2 {
+        2 * l2_bytes
+    } else {
+        0
+    };
+    let needed = 4 * p.q_len()
+        + 2 * 2 * inputs.k.len()
+        + 4 * p.lse_len()
+        + 4 * partial_elements
+        + 4 * (p.batch + inputs.block_table.len())
+        + flush_bytes;
+    let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
+    if needed > free {
+        return Err(Error::OutOfMemory {
+            during: format!("for stage {} on {p}", info.label()),
+            requested_bytes: needed,
+            free_bytes: Some(free),
+            total_bytes: Some(total),
+        });
+    }
+
+    let stream = gpu.stream();
+    let upload16 = |host: &[u16], what: &str| {
+        stream.clone_htod(host).allocating(
+            gpu,
+            host.len() * 2,
+            format!("copying {what} to the GPU"),
+        )
+    };
+    let upload32 = |host: &[i32], what: &str| {
+        stream.clone_htod(host).allocating(
+            gpu,
+            host.len() * 4,
+            format!("copying {what} to the GPU"),
+        )
+    };
+    let (q, k, v) = (
+        upload16(&inputs.q, "Q")?,
+        upload16(&inputs.k, "K")?,
+        upload16(&inputs.v, "V")?,
+    );
+    let lengths: Vec<i32> = p.seqlens_k.iter().map(|&n| n as i32).collect();
+    let seqlens_k = upload32(&lengths, "the cache lengths")?;
+    let table = (!inputs.block_table.is_empty())
+        .then(|| upload32(&inputs.block_table, "the block table"))
+        .transpose()?;
+    let nan = p.dtype.to_bits(f32::NAN);
+    let o: CudaSlice<u16> = upload16(&vec![nan; p.q_len()], "poisoned O")?;
+    let poisoned_f32 = |n: usize, what: &str| {
+        stream.clone_htod(&vec![f32::NAN; n.max(1)]).allocating(
+            gpu,
+            n.max(1) * 4,
+            format!("poisoning {what}"),
+        )
+    };
+    let lse = poisoned_f32(p.lse_len(), "LSE")?;
+    // Poisoned too: a split that skipped its write would hand the combine NaN.
+    let o_partial = poisoned_f32(
+        splits * p.q_len() * usize::from(splits > 1),
+        "the partial O",
+    )?;
+    let lse_partial = poisoned_f32(
+        splits * p.lse_len() * usize::from(splits > 1),
+        "the partial LSE",
+    )?;
+
+    let ptr16 = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
+    let ptr32 = |s: &CudaSlice<f32>| s.device_ptr(stream).0;
+    let scale = p.softmax_scale();
+    let page_size = p.layout.page_size().unwrap_or(0);
+    let params = DecodeParams {
+        attn: AttnParams {
+            q: ptr16(&q),
+            k: ptr16(&k),
+            v: ptr16(&v),
+            o: ptr16(&o),
+            lse: ptr32(&lse),
+            scratch: 0,
+            batch: p.batch as i32,
+            heads: p.heads as i32,
+            kv_heads: p.kv_heads as i32,
+            seqlen_q: p.seqlen_q as i32,
+            seqlen_k: p.capacity() as i32,
+            head_dim: p.head_dim as i32,
+            causal: p.causal as i32,
+            scale,
+            scale_log2: scale * std::f32::consts::LOG2_E,
+            ..Default::default()
+        },
+        seqlens_k: seqlens_k.device_ptr(stream).0,
+        block_table: table.as_ref().map_or(0, |t| t.device_ptr(stream).0),
+        o_partial: ptr32(&o_partial),
+        lse_partial: ptr32(&lse_partial),
+        page_size: page_size as i32,
+        page_shift: page_size.checked_ilog2().unwrap_or(0) as i32,
+        pages_per_seq: if matches!(p.layout, KvLayout::Paged { .. }) {
+            p.pages_per_seq() as i32
+        } else {
+            0
+        },
+        num_splits: splits as i32,
+        tiles_per_split: tiles.key_tiles(p).div_ceil(splits) as i32,
+        group: p.group() as i32,
+    };
+    let args = DecodeLaunch {
+        problem: p,
+        params,
+        splits,
+    };
+
+    decode.launch(gpu, &args)?;
+    gpu.synchronize(&format!("stage {}", info.label()))?;
+    let o_host = stream.clone_dtoh(&o).during("copying O back")?;
+    let lse_host = stream.clone_dtoh(&lse).during("copying LSE back")?;
+    let (check, sequences_checked) = if opts.check {
+        let (report, n) = check_decode(p, &inputs, &o_host, &lse_host);
+        (Some(report), n)
+    } else {
+        (None, 0)
+    };
+
+    let timing = match opts.timing {
+        Some(protocol) => {
+            let mut flush = (flush_bytes > 0)
+                .then(|| {
+                    stream.alloc_zeros::<u8>(flush_bytes).allocating(
+                        gpu,
+                        flush_bytes,
+                        "allocating the L2 flush",
+                    )
+                })
+                .transpose()?;
+            let t = time_between(
+                gpu,
+                protocol,
+                || match &mut flush {
+                    Some(buffer) => stream.memset_zeros(buffer).during("flushing the L2 cache"),
+                    None => Ok(()),
+                },
+                || decode.launch(gpu, &args),
+            )?;
+            gpu.synchronize(&format!("timing stage {}", info.label()))?;
+            Some(t)
+        }
+        None => None,
+    };
+    let report = DecodeReport {
+        stage: info.number,
+        slug: info.slug,
+        problem: p.clone(),
+        splits,
+        splits_from: if p.splits.is_some() {
+            "given"
+        } else {
+            "heuristic"
+        },
+        seed,
+        check,
+        sequences_checked,
+        gb_per_s: timing
+            .as_ref()
+            .map(|t| p.kv_bytes() / (t.median_ms * 1e-3) / 1e9),
+        timing,
+        cold_l2: opts.cold_l2,
+    };
+    Ok((
+        report,
+        DecodeOutputs {
+            inputs,
+            o: o_host,
+            lse: lse_host,
+        },
+    ))
+}
+
+/// Sequences whose oracle costs at most this many multiply-adds in all are all checked;
+/// past it, the first, the last and two more drawn from the seed.
+pub const FULL_CHECK_MACS: u128 = 1 << 32;
+
+/// Checks every element was written, then each checked sequence's rows against the
+/// oracle under the prefill stages' rule ([`check_outputs`]): the sequence as a batch-1
+/// problem, its keys gathered through the layout.
+pub fn check_decode(
+    p: &DecodeProblem,
+    inputs: &DecodeInputs,
+    o: &[u16],
+    lse: &[f32],
+) -> (CheckReport, usize) {
+    let nan_elements = o.iter().filter(|&&b| p.dtype.from_bits(b).is_nan()).count()
+        + lse.iter().filter(|x| x.is_nan()).count();
+    let macs: u128 = p
+        .seqlens_k
+        .iter()
+        .map(|&n| (p.heads * p.seqlen_q * n * p.head_dim) as u128)
+        .sum();
+    let mut sequences: Vec<usize> = if macs <= FULL_CHECK_MACS {
+        (0..p.batch).collect()
+    } else {
+        let mut rng = StdRng::seed_from_u64(inputs.seed ^ 0xdec0de);
+        let mut s = vec![
+            0,
+            p.batch - 1,
+            rng.random_range(0..p.batch),
+            rng.random_range(0..p.batch),
+        ];
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    sequences.sort_unstable();
+    let (q_rows, lse_rows) = (p.seqlen_q * p.heads * p.head_dim, p.heads * p.seqlen_q);
+    let reports: Vec<CheckReport> = sequences
+        .iter()
+        .map(|&b| {
+            check_outputs(
+                &p.sequence_problem(b),
+                &inputs.sequence(p, b),
+                &o[b * q_rows..(b + 1) * q_rows],
+                &lse[b * lse_rows..(b + 1) * lse_rows],
+            )
+        })
+        .collect();
+    let ratio = |r: &CheckReport| r.o_max_abs / r.o_bound.max(f64::MIN_POSITIVE);
+    let mut worst = reports
+        .iter()
+        .max_by(|a, b| {
+            ratio(a)
+                .total_cmp(&ratio(b))
+                .then(a.lse_max_abs.total_cmp(&b.lse_max_abs))
+        })
+        .cloned()
+        .expect("at least one sequence is checked");
+    worst.rows_checked = reports.iter().map(|r| r.rows_checked).sum();
+    worst.rows_total = p.batch * p.heads * p.seqlen_q;
+    worst.lse_mask_mismatches = reports.iter().map(|r| r.lse_mask_mismatches).sum();
+    worst.nan_elements = nan_elements;
+    worst.passed = nan_elements == 0 && reports.iter().all(|r| r.passed);
+    (worst, sequences.len())
+}
