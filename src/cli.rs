@@ -186,6 +186,65 @@ pub struct StageArgs {
     /// Write q, k, v, o (float32, BSHD) and lse (float32, [batch, heads, seqlen_q]) as .npy here.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
+    #[command(flatten)]
+    pub decode: DecodeArgs,
+}
+
+/// What a decode stage (`flashlab list` marks them) takes besides the shape: there the
+/// query length is --seqlen-q (default 1) and the cache length --seqlen-k or --seqlen.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DecodeArgs {
+    /// Decode stages: one cache length per sequence, e.g. 1000,4097,131073 (the batch is
+    /// their number; default: --seqlen-k, else --seqlen, for every sequence).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub cache_lens: Option<Vec<usize>>,
+    /// Decode stages: a paged cache, pages of this many tokens (a power of two, at least
+    /// 16), handed out in a shuffled order; default: a contiguous cache.
+    #[arg(long, value_name = "TOKENS")]
+    pub page_size: Option<usize>,
+    /// Decode stages: split each sequence's keys across this many blocks (default: the
+    /// split heuristic's choice for this GPU).
+    #[arg(long, value_name = "N")]
+    pub splits: Option<usize>,
+}
+
+impl DecodeArgs {
+    pub fn given(&self) -> bool {
+        self.cache_lens.is_some() || self.page_size.is_some() || self.splits.is_some()
+    }
+
+    /// The decode problem of `shape` and these flags.
+    pub fn problem(&self, shape: &ShapeArgs) -> Result<harness::DecodeProblem, String> {
+        let seqlens_k = match &self.cache_lens {
+            Some(lens) => {
+                if shape.batch != 1 && shape.batch != lens.len() {
+                    return Err(format!(
+                        "--batch {} with {} --cache-lens: give one cache length per sequence (the batch is their number)",
+                        shape.batch,
+                        lens.len()
+                    ));
+                }
+                lens.clone()
+            }
+            None => vec![shape.seqlen_k.unwrap_or(shape.seqlen); shape.batch],
+        };
+        Ok(harness::DecodeProblem {
+            batch: seqlens_k.len(),
+            heads: shape.heads,
+            kv_heads: shape.kv_heads.unwrap_or(shape.heads),
+            seqlen_q: shape.seqlen_q.unwrap_or(1),
+            seqlens_k,
+            head_dim: shape.dim,
+            causal: shape.causal,
+            dtype: shape.dtype,
+            scale: shape.scale,
+            layout: match self.page_size {
+                Some(page_size) => harness::KvLayout::Paged { page_size },
+                None => harness::KvLayout::Contiguous,
+            },
+            splits: self.splits,
+        })
+    }
 }
 
 #[derive(Args, Debug)]

@@ -127,6 +127,15 @@ fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
 
 fn stage(args: StageArgs) -> Result<i32> {
     let stage = find(args.number).map_err(anyhow::Error::msg)?;
+    if stage.info().workload == harness::Workload::Decode {
+        return decode_stage(stage, args);
+    }
+    if args.decode.given() {
+        anyhow::bail!(
+            "--cache-lens, --page-size and --splits are for the decode stages; stage {} is a prefill stage",
+            stage.info().label()
+        );
+    }
     let problem = args.shape.problem();
     // Refuse bad input before touching the GPU, so the message names the real problem.
     stage.info().validate(&problem)?;
@@ -178,6 +187,78 @@ fn stage(args: StageArgs) -> Result<i32> {
         if let Some(dir) = &args.save {
             println!("saved    q, k, v, o, lse .npy in {}", dir.display());
         }
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// `flashlab stage N` for a decode stage: a decode problem, checked against the oracle
+/// sequence by sequence and timed with the L2 flushed before each launch.
+fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i32> {
+    use harness::decode::run::{DecodeOptions, run_decode};
+    if args.save.is_some() {
+        anyhow::bail!("--save writes prefill tensors; it is not available for the decode stages");
+    }
+    let problem = args
+        .decode
+        .problem(&args.shape)
+        .map_err(anyhow::Error::msg)?;
+    harness::decode::check_stage(stage.info(), &problem)?;
+    let gpu = Gpu::open()?;
+    let opts = DecodeOptions {
+        seed: args.seed,
+        check: !args.no_check,
+        timing: (!args.no_time).then_some(args.timing.timing),
+        cold_l2: true,
+    };
+    let (report, _) =
+        run_decode(stage, &gpu, &problem, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(if failed { 1 } else { 0 });
+    }
+    let info = stage.info();
+    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
+    println!(
+        "gpu      {} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
+    );
+    println!("problem  {problem}   seed {}", report.seed);
+    let tiles = stage.decode().expect("a decode stage").tiles();
+    let blocks = tiles.blocks_per_split(&problem);
+    println!(
+        "splits   {} ({}; {blocks} blocks per split on {} SMs: wave efficiency {:.2})",
+        report.splits,
+        if report.splits_from == "given" {
+            "--splits"
+        } else {
+            "the heuristic's choice"
+        },
+        gpu.multiprocessors,
+        harness::decode::wave_efficiency(blocks, gpu.multiprocessors as usize, report.splits)
+    );
+    if let Some(c) = &report.check {
+        println!(
+            "check    {}  {} ({} of {} sequences)",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.summary(),
+            report.sequences_checked,
+            problem.batch
+        );
+    }
+    if let (Some(t), Some(gbs)) = (&report.timing, report.gb_per_s) {
+        println!(
+            "time     {:.4} ms median of {} (min {:.4}, max {:.4}), the L2 flushed before each launch{}",
+            t.median_ms,
+            t.iterations,
+            t.min_ms,
+            t.max_ms,
+            ungated_note(t.protocol)
+        );
+        println!(
+            "speed    {gbs:.0} GB/s of K/V read ({:.1} MB: every sequence's keys and values once per K/V head)",
+            problem.kv_bytes() / 1e6
+        );
     }
     Ok(if failed { 1 } else { 0 })
 }
@@ -311,6 +392,12 @@ fn info(json: bool, timing: TimingProtocol) -> Result<i32> {
         sol.copy_bytes >> 20,
         ungated_note(timing)
     );
+    if let Some(read) = sol.read_gb_per_s {
+        println!(
+            "read       {read:.0} GB/s streaming read of the same buffer (read only: the decode stages' roofline){}",
+            ungated_note(timing)
+        );
+    }
     match (sol.gemm_tflops, &sol.gemm_skipped) {
         (Some(t), _) => println!(
             "gemm       {t:.0} TFLOPS cuBLAS bf16 {n}x{n}x{n}, fp32 accumulate (random data)",

@@ -19,6 +19,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage11_wgmma::STAGE,
     &stage12_warp_specialized::STAGE,
     &stage13_ping_pong::STAGE,
+    &stage14_flash_decode::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -141,22 +141,7 @@ impl Gpu {
         params: &AttnParams,
         maps: Option<&AttnTensorMaps>,
     ) -> Result<()> {
-        // The bound was read when the kernel was loaded: this costs no driver call.
-        let threads = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
-        if threads != u64::from(kernel.max_threads_per_block()) {
-            return Err(Error::BlockSizeMismatch {
-                kernel: kernel.name().to_string(),
-                block,
-                launch_threads: threads,
-                launch_bounds: kernel.max_threads_per_block(),
-            });
-        }
-        self.allow_smem(kernel, smem_bytes)?;
-        let cfg = LaunchConfig {
-            grid_dim: grid,
-            block_dim: block,
-            shared_mem_bytes: smem_bytes,
-        };
+        let cfg = self.checked_config(kernel, grid, block, smem_bytes)?;
         let mut builder = self.stream.launch_builder(kernel.function());
         builder.arg(params);
         if let Some(maps) = maps {
@@ -170,6 +155,55 @@ impl Gpu {
             kernel.name()
         ))?;
         Ok(())
+    }
+
+    /// [`Gpu::launch`] for kernels whose one argument is another struct: the decode
+    /// kernels' `DecodeParams` ([`crate::decode`]).
+    pub fn launch_with<P: cudarc::driver::DeviceRepr>(
+        &self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        smem_bytes: u32,
+        params: &P,
+    ) -> Result<()> {
+        let cfg = self.checked_config(kernel, grid, block, smem_bytes)?;
+        let mut builder = self.stream.launch_builder(kernel.function());
+        builder.arg(params);
+        // SAFETY: the caller passes the one struct the kernel takes by value; the buffers
+        // it names stay alive until the stream is synchronized.
+        unsafe { builder.launch(cfg) }.during(format!(
+            "launching {} with grid {grid:?} block {block:?}",
+            kernel.name()
+        ))?;
+        Ok(())
+    }
+
+    /// The launch's configuration, after checking it against the kernel: its block size
+    /// must be the kernel's `__launch_bounds__`, and its shared memory must fit.
+    fn checked_config(
+        &self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        smem_bytes: u32,
+    ) -> Result<LaunchConfig> {
+        // The bound was read when the kernel was loaded: this costs no driver call.
+        let threads = u64::from(block.0) * u64::from(block.1) * u64::from(block.2);
+        if threads != u64::from(kernel.max_threads_per_block()) {
+            return Err(Error::BlockSizeMismatch {
+                kernel: kernel.name().to_string(),
+                block,
+                launch_threads: threads,
+                launch_bounds: kernel.max_threads_per_block(),
+            });
+        }
+        self.allow_smem(kernel, smem_bytes)?;
+        Ok(LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes: smem_bytes,
+        })
     }
 
     /// Shared memory past 48 KiB a block (static and dynamic together) must be opted into

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod run;
+pub mod testing;
 
 use crate::{AttnParams, DType, Error, Gpu, Problem, Result};
 use reference::Shape;
@@ -327,8 +328,9 @@ impl DecodeTiles {
         p.capacity().div_ceil(self.block_kv as usize)
     }
 
+    /// The ring of K and V tiles, and the Q tile.
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
-        2 * self.kv_slots * self.block_kv * head_dim as u32 * 2
+        (2 * self.kv_slots * self.block_kv + self.rows) * head_dim as u32 * 2
     }
 }
 

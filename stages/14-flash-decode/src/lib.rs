@@ -1,0 +1,101 @@
+//! Stage 14 — flash decode: a few new query rows per sequence against a long K/V cache,
+//! split across blocks (split-KV) and merged by a combine kernel, with the query heads of
+//! a GQA group packed into one tile and the cache contiguous or paged.
+//! Book: "Stage 14: flash decode".
+
+use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles};
+use harness::kernels::kernel_name;
+use harness::{
+    DType, Error, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
+    Workload,
+};
+
+pub mod tiles;
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 14,
+    slug: "flash-decode",
+    idea: "flash decode: split the cache across blocks and combine, GQA heads packed into one tile, a paged cache",
+    gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
+    timeline: false,
+    workload: Workload::Decode,
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+pub struct FlashDecode;
+
+pub static STAGE: FlashDecode = FlashDecode;
+
+pub const TILES: DecodeTiles = DecodeTiles {
+    rows: tiles::ROWS,
+    block_kv: tiles::BLOCK_KV,
+    threads: tiles::WARPS * 32,
+    kv_slots: tiles::NSTAGES,
+};
+
+impl Stage for FlashDecode {
+    fn info(&self) -> &'static StageInfo {
+        &INFO
+    }
+
+    /// `StageInfo::validate` refuses every prefill problem first; this is never reached.
+    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
+        Err(Error::InvalidProblem(
+            "stage 14 runs decode problems only (harness::decode::run::run_decode)".into(),
+        ))
+    }
+
+    fn decode(&self) -> Option<&dyn DecodeStage> {
+        Some(self)
+    }
+}
+
+impl DecodeStage for FlashDecode {
+    fn tiles(&self) -> DecodeTiles {
+        TILES
+    }
+
+    // ANCHOR: launch
+    /// One block per (split, row tile, sequence x K/V head); then, when there is more than
+    /// one split, the combine kernel with one warp per output row.
+    fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
+        let p = args.problem;
+        let t = TILES;
+        let split =
+            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        let grid = (
+            args.splits as u32,
+            t.row_tiles(p) as u32,
+            (p.batch * p.kv_heads) as u32,
+        );
+        gpu.launch_with(
+            &split,
+            grid,
+            (t.threads, 1, 1),
+            t.smem_bytes(p.head_dim),
+            &args.params,
+        )?;
+        if args.splits > 1 {
+            let combine = KERNELS.function(
+                gpu,
+                &kernel_name("flash_decode_combine", p.dtype, p.head_dim),
+            )?;
+            let rows = (p.batch * p.seqlen_q * p.heads) as u32;
+            let rows_per_block = t.threads / 32;
+            gpu.launch_with(
+                &combine,
+                (rows.div_ceil(rows_per_block), 1, 1),
+                (t.threads, 1, 1),
+                0,
+                &args.params,
+            )?;
+        }
+        Ok(())
+    }
+    // ANCHOR_END: launch
+}
