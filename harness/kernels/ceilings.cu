@@ -61,3 +61,26 @@ extern "C" __global__ void __launch_bounds__(256) ceiling_l2_to_smem(const int4*
     asm volatile("cp.async.wait_all;\n" ::);  // the last, unused tile lands before the block ends
     if (acc == 0x12345678) sink[0] = acc;       // keeps the reads; never true for the data used
 }
+
+// ANCHOR: read_ceiling
+// A streaming read, the decode stages' roofline: every block reads 16-byte chunks in a
+// grid-stride loop, four independent loads in flight per thread, and keeps only their
+// XOR, so nothing is written but one impossible sink. Bytes: the buffer once.
+extern "C" __global__ void __launch_bounds__(512) ceiling_read(const int4* __restrict__ src, long long chunks, int* sink) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    int acc = 0;
+    long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < chunks; i += 4 * stride) {
+        int4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) v[u] = __ldcs(src + i + u * stride);  // streaming: no reuse expected
+#pragma unroll
+        for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < chunks; i += stride) {
+        const int4 v = __ldcs(src + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x12345678) sink[0] = acc;  // keeps the reads; the odds for random data are 2^-32
+}
+// ANCHOR_END: read_ceiling

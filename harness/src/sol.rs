@@ -21,6 +21,11 @@ use serde::{Deserialize, Serialize};
 pub struct SpeedOfLight {
     /// Device-to-device copy, counting bytes read plus bytes written.
     pub copy_gb_per_s: f64,
+    /// A streaming read of the same buffer (`ceiling_read`): the roofline of decode, which
+    /// reads its K/V cache and writes almost nothing. `None` in bench files written before
+    /// it was recorded, or without the harness's kernels.
+    #[serde(default)]
+    pub read_gb_per_s: Option<f64>,
     /// 0 in bench files written before it was recorded.
     #[serde(default)]
     pub copy_bytes: usize,
@@ -71,7 +76,12 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     })?;
     let copy_gb_per_s = 2.0 * COPY_BYTES as f64 / (copy.median_ms * 1e-3) / 1e9;
     // ANCHOR_END: copy
-    drop((src, dst));
+    drop(dst);
+    let read_gb_per_s = match KERNELS.not_compiled_reason() {
+        Some(_) => None,
+        None => Some(read(gpu, protocol, &src)?),
+    };
+    drop(src);
 
     // SAFETY: only probes whether the library can be loaded.
     let (gemm_tflops, gemm_skipped) = if unsafe { cudarc::cublas::sys::is_culib_present() } {
@@ -90,6 +100,7 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
         };
     Ok(SpeedOfLight {
         copy_gb_per_s,
+        read_gb_per_s,
         copy_bytes: COPY_BYTES,
         gemm_tflops,
         gemm_size: GEMM_SIZE,
@@ -98,6 +109,31 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
         l2_to_smem_tb_per_s,
         ceilings_skipped,
     })
+}
+
+/// Reads `src` (the copy's 1 GiB source, far past any L2) with 4 blocks of 512 threads
+/// per SM: bytes read per second.
+fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32>) -> Result<f64> {
+    let func = KERNELS.function(gpu, "ceiling_read")?;
+    let stream = gpu.stream();
+    let mut sink =
+        stream
+            .alloc_zeros::<i32>(1)
+            .allocating(gpu, 4, "allocating the read ceiling's sink")?;
+    let chunks = (src.len() * 4 / 16) as i64;
+    let cfg = LaunchConfig {
+        grid_dim: (4 * gpu.multiprocessors, 1, 1),
+        block_dim: (512, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let t = time(gpu, protocol, || {
+        let mut b = stream.launch_builder(&func);
+        b.arg(src).arg(&chunks).arg(&mut sink);
+        // SAFETY: (const int4*, long long, int*): `src` holds `chunks` 16-byte chunks.
+        unsafe { b.launch(cfg) }.during("launching the read ceiling")?;
+        Ok(())
+    })?;
+    Ok((chunks * 16) as f64 / (t.median_ms * 1e-3) / 1e9)
 }
 
 // ANCHOR: mma_sync_ceiling
