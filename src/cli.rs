@@ -141,6 +141,31 @@ pub struct BenchArgs {
     /// Print the rows the bench would run and skip, then stop (no GPU needed).
     #[arg(long)]
     pub dry_run: bool,
+    /// Bench the decode stages instead: 32 query heads sharing 8 K/V heads of 128, one
+    /// query row, each shape with the split heuristic, a sweep of split counts and each
+    /// page size, as GB/s of K/V read against the streaming-read bandwidth (decode.json,
+    /// decode-table.md; with --plots decode-bandwidth.svg and decode-splits.svg).
+    #[arg(long)]
+    pub decode: bool,
+    /// --decode: batch sizes.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "B,...",
+        default_value = "1,8,32"
+    )]
+    pub decode_batches: Vec<usize>,
+    /// --decode: keys per sequence.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,...",
+        default_value = "2048,8192,32768,131072"
+    )]
+    pub decode_cache_lens: Vec<usize>,
+    /// --decode: leave out shapes with more cache tokens than this in all.
+    #[arg(long, value_name = "TOKENS", default_value_t = crate::bench::decode::DEFAULT_MAX_TOKENS)]
+    pub decode_max_tokens: usize,
     #[command(flatten)]
     pub timing: TimingArgs,
 }

@@ -14,6 +14,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Stage(args) => stage(args),
         Command::Info { json, timing } => info(json, timing.timing),
         Command::Resources { stage, arch, json } => resources(stage, arch.as_deref(), json),
+        Command::Bench(args) if args.decode => crate::bench::decode::run(&args.decode_config()),
         Command::Bench(args) => crate::bench::run(&args.config()),
         Command::Plots { from, out } => plots(&from, &out),
         Command::Compare(args) => compare(args),
@@ -34,6 +35,8 @@ struct StageRow {
     compiled: bool,
     /// Whether it has timeline kernels (`flashlab timeline N`).
     timeline: bool,
+    /// `prefill` or `decode`: what `flashlab stage N` runs it on.
+    workload: &'static str,
 }
 
 fn list(json: bool) -> Result<i32> {
@@ -50,6 +53,7 @@ fn list(json: bool) -> Result<i32> {
                 dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
                 compiled: i.kernels.compiled(),
                 timeline: i.timeline,
+                workload: i.workload.name(),
             }
         })
         .collect();
@@ -92,6 +96,17 @@ fn list(json: bool) -> Result<i32> {
         println!(
             "timeline kernels (`flashlab timeline N`, a measured Gantt chart): stage {}",
             with_timeline.join(", ")
+        );
+    }
+    let decode: Vec<String> = rows
+        .iter()
+        .filter(|r| r.workload == "decode")
+        .map(|r| r.number.to_string())
+        .collect();
+    if !decode.is_empty() {
+        println!(
+            "decode stages (new query rows against a K/V cache: `flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`): stage {}",
+            decode.join(", ")
         );
     }
     if rows.iter().any(|r| !r.compiled) {
@@ -226,16 +241,19 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
     println!("problem  {problem}   seed {}", report.seed);
     let tiles = stage.decode().expect("a decode stage").tiles();
     let blocks = tiles.blocks_per_split(&problem);
+    let slots = (gpu.multiprocessors * report.blocks_per_sm) as usize;
     println!(
-        "splits   {} ({}; {blocks} blocks per split on {} SMs: wave efficiency {:.2})",
+        "splits   {} ({}; {blocks} blocks per split, {} slots = {} SMs x {} blocks each: wave efficiency {:.2})",
         report.splits,
         if report.splits_from == "given" {
             "--splits"
         } else {
             "the heuristic's choice"
         },
+        slots,
         gpu.multiprocessors,
-        harness::decode::wave_efficiency(blocks, gpu.multiprocessors as usize, report.splits)
+        report.blocks_per_sm,
+        harness::decode::wave_efficiency(blocks, slots, report.splits)
     );
     if let Some(c) = &report.check {
         println!(
@@ -520,6 +538,23 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
 }
 
 fn plots(from: &std::path::Path, out: &std::path::Path) -> Result<i32> {
+    // A decode bench's JSON says so in its header.
+    let text =
+        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+    if serde_json::from_str::<serde_json::Value>(&text)
+        .is_ok_and(|v| v["header"]["kind"] == "decode")
+    {
+        let results = crate::bench::decode::DecodeResults::read(from)?;
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        std::fs::write(
+            out.join("decode-table.md"),
+            crate::bench::decode::decode_table(&results),
+        )?;
+        for path in crate::bench::decode::write_plots(&results, out)? {
+            println!("wrote {}", path.display());
+        }
+        return Ok(0);
+    }
     let results = crate::bench::BenchResults::read(from)?;
     for path in crate::bench::plots::write_all(&results, out)? {
         println!("wrote {}", path.display());

@@ -11,6 +11,7 @@
 
 pub mod baselines;
 pub mod compare;
+pub mod decode;
 pub mod output;
 pub mod plots;
 pub mod results;

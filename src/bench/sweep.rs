@@ -257,6 +257,20 @@ pub fn run_row(
 
 impl crate::cli::BenchArgs {
     /// The bench configuration these flags ask for, defaults filled in.
+    /// `--decode`'s configuration.
+    pub fn decode_config(&self) -> super::decode::DecodeBenchConfig {
+        super::decode::DecodeBenchConfig {
+            batches: self.decode_batches.clone(),
+            cache_lens: self.decode_cache_lens.clone(),
+            max_tokens: self.decode_max_tokens,
+            baselines: self.baselines,
+            plots: self.plots,
+            out: self.out.clone(),
+            timing: self.timing.timing,
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+        }
+    }
+
     pub fn config(&self) -> BenchConfig {
         use crate::cli::CausalSweep;
         let seqlens = self.seqlens.clone().unwrap_or_else(|| {

@@ -374,16 +374,34 @@ pub fn wave_efficiency(blocks: usize, sms: usize, splits: usize) -> f64 {
     waves / waves.ceil()
 }
 
-/// The split count of a run: the problem's own, or the heuristic's for this GPU.
-pub fn choose_splits(p: &DecodeProblem, tiles: &DecodeTiles, sms: u32) -> usize {
+/// The split count of a run: the problem's own, or the heuristic's for `slots` block
+/// slots (SMs times the blocks one SM holds; FlashAttention-2 counts two per SM).
+pub fn choose_splits(p: &DecodeProblem, tiles: &DecodeTiles, slots: usize) -> usize {
     p.splits.unwrap_or_else(|| {
         num_splits_heuristic(
             tiles.blocks_per_split(p),
-            sms as usize,
+            slots,
             tiles.key_tiles(p),
             MAX_SPLITS,
         )
     })
+}
+
+/// The driver's count of `kernel`'s blocks that fit on one SM at once, with its launch's
+/// block size and dynamic shared memory (registers, shared memory and block limits).
+pub fn resident_blocks(kernel: &crate::Kernel, threads: u32, smem_bytes: u32) -> Result<u32> {
+    use crate::error::CudaContext as _;
+    // Shared memory past 48 KiB is counted only once the kernel is allowed it.
+    kernel
+        .set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem_bytes as i32,
+        )
+        .during("raising the dynamic shared-memory limit")?;
+    let blocks = kernel
+        .occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
+        .during(format!("reading {}'s occupancy", kernel.name()))?;
+    Ok(blocks.max(1))
 }
 
 /// The partial results of `splits` splits must fit 32-bit indexing too.
@@ -437,6 +455,9 @@ pub struct DecodeLaunch<'a> {
 /// kernel, then the combine kernel when there is more than one split).
 pub trait DecodeStage: Sync {
     fn tiles(&self) -> DecodeTiles;
+    /// How many of its split kernel's blocks one SM holds at once ([`resident_blocks`]):
+    /// the split heuristic counts SMs times this as the GPU's block slots.
+    fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32>;
     fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
 }
 
@@ -505,6 +526,10 @@ mod tests {
         assert_eq!(num_splits_heuristic(8, 132, 128, MAX_SPLITS), 15);
         assert!((wave_efficiency(8, 132, 15) - 120.0 / 132.0).abs() < 1e-12);
         assert!(wave_efficiency(8, 132, 13) < 0.85 * wave_efficiency(8, 132, 16));
+        // Stage 14 holds two blocks per SM: 264 slots. 32 splits fill 256 of them (0.97);
+        // 26 would give 0.79, and 27 to 31 the same 5 tiles per split as 26.
+        assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS), 32);
+        assert_eq!(num_splits_heuristic(64, 264, 128, MAX_SPLITS), 4);
         // Batch 8: 64 blocks; two splits give 128 of 132 SMs.
         assert_eq!(num_splits_heuristic(64, 132, 128, MAX_SPLITS), 2);
         // Enough blocks already (batch 64 x 8 heads), or too few key tiles: one split.

@@ -60,9 +60,15 @@ impl DecodeStage for FlashDecode {
         TILES
     }
 
+    fn blocks_per_sm(&self, gpu: &Gpu, p: &harness::DecodeProblem) -> Result<u32> {
+        let split =
+            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        harness::decode::resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
+    }
+
     // ANCHOR: launch
     /// One block per (split, row tile, sequence x K/V head); then, when there is more than
-    /// one split, the combine kernel with one warp per output row.
+    /// one split, the combine kernel with one warp per 32 columns of an output row.
     fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
         let p = args.problem;
         let t = TILES;
@@ -85,11 +91,12 @@ impl DecodeStage for FlashDecode {
                 gpu,
                 &kernel_name("flash_decode_combine", p.dtype, p.head_dim),
             )?;
-            let rows = (p.batch * p.seqlen_q * p.heads) as u32;
-            let rows_per_block = t.threads / 32;
+            // One warp per 32 columns of an output row.
+            let warps = (p.batch * p.seqlen_q * p.heads * p.head_dim / 32) as u32;
+            let warps_per_block = t.threads / 32;
             gpu.launch_with(
                 &combine,
-                (rows.div_ceil(rows_per_block), 1, 1),
+                (warps.div_ceil(warps_per_block), 1, 1),
                 (t.threads, 1, 1),
                 0,
                 &args.params,

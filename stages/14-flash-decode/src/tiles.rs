@@ -6,7 +6,9 @@ pub const ROWS: u32 = 16;
 /// Keys per K/V tile: 16 per warp.
 pub const BLOCK_KV: u32 = 64;
 /// Slots of the cp.async ring: NSTAGES - 1 tiles in flight while one is computed on.
-pub const NSTAGES: u32 = 4;
+/// Three (100 KiB at D = 128) let two blocks share an SM; four or six, one block per SM,
+/// measured no faster at any split count (book: "Stage 14: flash decode").
+pub const NSTAGES: u32 = 3;
 pub const SHARED_WITH_KERNEL: &[(&str, u32)] = &[
     ("WARPS", WARPS),
     ("ROWS", ROWS),

@@ -1,0 +1,724 @@
+//! `flashlab bench --decode`: the decode stages on decode shapes, as a roofline. Each shape
+//! runs the stage with the split heuristic's count, then with every split count of a sweep
+//! (so the heuristic's choice stands beside the best one found), then with a paged cache of
+//! each page size; PyTorch's SDPA flash and cuDNN kernels (native GQA) and FlashAttention-4
+//! run on the same contiguous shapes (`bench/decode_baselines.py`). Every row is checked
+//! against the oracle and timed with the L2 flushed before each launch; speed is GB/s of
+//! unique K/V read, and its fraction of the streaming-read bandwidth `flashlab info`
+//! measures. Writes DIR/decode.json and DIR/decode-table.md, and with --plots
+//! decode-bandwidth.svg and decode-splits.svg.
+
+use super::baselines::{Python, probe, python_exe};
+use super::results::{GIT_COMMIT, utc_now};
+use crate::stages::STAGES;
+use anyhow::{Context as _, Result, anyhow, bail};
+use harness::decode::run::{DecodeOptions, run_decode};
+use harness::decode::{DecodeProblem, KvLayout, MAX_SPLITS};
+use harness::gpu::DeviceFacts;
+use harness::timing::TimingProtocol;
+use harness::{Gpu, Stage, Workload};
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub const SCRIPT: &str = include_str!("../../bench/decode_baselines.py");
+
+/// The issue's shape: a Llama-style GQA layer, 32 query heads sharing 8 K/V heads of 128.
+pub const HEADS: usize = 32;
+pub const KV_HEADS: usize = 8;
+pub const HEAD_DIM: usize = 128;
+pub const DEFAULT_BATCHES: &[usize] = &[1, 8, 32];
+pub const DEFAULT_CACHE_LENS: &[usize] = &[2048, 8192, 32768, 131072];
+/// Shapes past this many cache tokens in all (1 GiB of K/V at this shape) are left out.
+pub const DEFAULT_MAX_TOKENS: usize = 262_144;
+pub const SPLIT_SWEEP: &[usize] = &[1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128];
+pub const PAGE_SIZES: &[usize] = &[16, 64, 256];
+
+#[derive(Clone, Debug)]
+pub struct DecodeBenchConfig {
+    pub batches: Vec<usize>,
+    pub cache_lens: Vec<usize>,
+    pub max_tokens: usize,
+    pub baselines: bool,
+    pub plots: bool,
+    pub out: PathBuf,
+    pub timing: TimingProtocol,
+    pub seed: u64,
+}
+
+/// One shape of the sweep: every sequence `cache_len` keys, one new query row.
+pub fn shapes(config: &DecodeBenchConfig) -> Vec<DecodeProblem> {
+    let mut out = Vec::new();
+    for &batch in &config.batches {
+        for &len in &config.cache_lens {
+            if batch * len <= config.max_tokens {
+                out.push(DecodeProblem::uniform(
+                    batch, HEADS, KV_HEADS, 1, len, HEAD_DIM,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// What one row measured: a stage run (kind `heuristic`, `splits` or `paged`) or a baseline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeRow {
+    /// `heuristic` (the split heuristic's count, contiguous), `splits` (a count of the
+    /// sweep), `paged` (the heuristic's count on a paged cache) or `baseline`.
+    pub kind: String,
+    pub name: String,
+    pub batch: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub seqlen_q: usize,
+    pub cache_len: usize,
+    pub head_dim: usize,
+    pub dtype: String,
+    /// `contiguous` or `paged N`.
+    pub layout: String,
+    pub splits: Option<usize>,
+    /// `ok`, `check-failed`, `error` or `skipped`.
+    pub status: String,
+    pub reason: Option<String>,
+    pub median_ms: Option<f64>,
+    pub gb_per_s: Option<f64>,
+    /// GB/s over the streaming-read bandwidth of the header.
+    pub read_fraction: Option<f64>,
+    pub kv_bytes: f64,
+    pub check_passed: Option<bool>,
+    pub max_abs_error: Option<f64>,
+    pub error_bound: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeHeader {
+    /// Always "decode": what `flashlab plots` tells this file from a bench.json by.
+    pub kind: String,
+    pub tool: String,
+    pub git_commit: String,
+    pub date_utc: String,
+    pub command_line: String,
+    pub device: DeviceFacts,
+    pub read_gb_per_s: f64,
+    pub copy_gb_per_s: f64,
+    pub timing: String,
+    pub cold_l2: bool,
+    pub seed: u64,
+    /// The baselines' environment line, or why they did not run.
+    pub baselines: serde_json::Value,
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecodeResults {
+    pub header: DecodeHeader,
+    pub rows: Vec<DecodeRow>,
+}
+
+impl DecodeResults {
+    pub fn read(path: &Path) -> Result<DecodeResults> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a flashlab decode bench JSON", path.display()))
+    }
+
+    /// Rows that were timed and passed.
+    pub fn ok(&self) -> impl Iterator<Item = &DecodeRow> {
+        self.rows
+            .iter()
+            .filter(|r| r.status == "ok" && r.gb_per_s.is_some())
+    }
+
+    /// The best row of `kind`s among `names` at a shape.
+    fn best(
+        &self,
+        shape: (usize, usize),
+        select: impl Fn(&DecodeRow) -> bool,
+    ) -> Option<&DecodeRow> {
+        self.ok()
+            .filter(|r| (r.batch, r.cache_len) == shape && select(r))
+            .max_by(|a, b| a.gb_per_s.unwrap().total_cmp(&b.gb_per_s.unwrap()))
+    }
+
+    fn shapes(&self) -> Vec<(usize, usize)> {
+        let mut s: Vec<(usize, usize)> = self.rows.iter().map(|r| (r.batch, r.cache_len)).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    }
+}
+
+fn row_for(kind: &str, name: &str, p: &DecodeProblem) -> DecodeRow {
+    DecodeRow {
+        kind: kind.into(),
+        name: name.into(),
+        batch: p.batch,
+        heads: p.heads,
+        kv_heads: p.kv_heads,
+        seqlen_q: p.seqlen_q,
+        cache_len: p.capacity(),
+        head_dim: p.head_dim,
+        dtype: p.dtype.name().into(),
+        layout: p.layout.to_string(),
+        splits: p.splits,
+        status: "skipped".into(),
+        reason: None,
+        median_ms: None,
+        gb_per_s: None,
+        read_fraction: None,
+        kv_bytes: p.kv_bytes(),
+        check_passed: None,
+        max_abs_error: None,
+        error_bound: None,
+    }
+}
+
+fn run_row(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    config: &DecodeBenchConfig,
+    kind: &str,
+    p: &DecodeProblem,
+    read: f64,
+) -> DecodeRow {
+    let mut row = row_for(kind, &format!("stage {}", stage.info().number), p);
+    let opts = DecodeOptions {
+        seed: Some(config.seed),
+        check: true,
+        timing: Some(config.timing),
+        cold_l2: true,
+    };
+    match run_decode(stage, gpu, p, &opts) {
+        Ok((report, _)) => {
+            let check = report.check.expect("checked");
+            row.splits = Some(report.splits);
+            row.check_passed = Some(check.passed);
+            row.max_abs_error = Some(check.o_max_abs);
+            row.error_bound = Some(check.o_bound);
+            row.median_ms = report.timing.map(|t| t.median_ms);
+            row.gb_per_s = report.gb_per_s;
+            row.read_fraction = report.gb_per_s.map(|g| g / read);
+            row.status = if check.passed { "ok" } else { "check-failed" }.into();
+            if !check.passed {
+                row.reason = Some(check.summary());
+            }
+        }
+        Err(e) => {
+            row.status = "error".into();
+            row.reason = Some(e.to_string());
+        }
+    }
+    row
+}
+
+/// Runs the decode bench; the exit code is 1 when a stage row failed its check or errored.
+pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
+    let shapes = shapes(config);
+    if shapes.is_empty() {
+        bail!(
+            "no decode shape has at most {} cache tokens in all: raise --decode-max-tokens",
+            config.max_tokens
+        );
+    }
+    let gpu = Gpu::open()?;
+    let device = gpu.facts()?;
+    let stages: Vec<&dyn Stage> = STAGES
+        .iter()
+        .copied()
+        .filter(|s| {
+            s.info().workload == Workload::Decode && s.info().gpu.runs_on(gpu.compute_capability)
+        })
+        .collect();
+    if stages.is_empty() {
+        bail!("no decode stage runs on this GPU");
+    }
+    let python = config.baselines.then(probe);
+    eprintln!("measuring the copy and streaming-read bandwidth...");
+    let sol = harness::sol::measure(&gpu, config.timing)?;
+    let read = sol.read_gb_per_s.ok_or_else(|| {
+        anyhow!(
+            "the read ceiling was not measured: {}",
+            sol.ceilings_skipped.clone().unwrap_or_default()
+        )
+    })?;
+    eprintln!("read {read:.0} GB/s, copy {:.0} GB/s", sol.copy_gb_per_s);
+
+    let mut rows = Vec::new();
+    for stage in &stages {
+        let tiles = stage.decode().expect("a decode stage").tiles();
+        for p in &shapes {
+            eprintln!("stage {} {p}", stage.info().number);
+            rows.push(run_row(*stage, &gpu, config, "heuristic", p, read));
+            for &splits in SPLIT_SWEEP
+                .iter()
+                .filter(|&&s| s <= tiles.key_tiles(p).min(MAX_SPLITS))
+            {
+                let q = DecodeProblem {
+                    splits: Some(splits),
+                    ..p.clone()
+                };
+                rows.push(run_row(*stage, &gpu, config, "splits", &q, read));
+            }
+            for &page_size in PAGE_SIZES {
+                let q = DecodeProblem {
+                    layout: KvLayout::Paged { page_size },
+                    ..p.clone()
+                };
+                rows.push(run_row(*stage, &gpu, config, "paged", &q, read));
+            }
+        }
+    }
+    let baselines = match python {
+        None => serde_json::json!({"status": "not requested"}),
+        Some(Err(why)) => serde_json::json!({"status": "skipped", "reason": why}),
+        Some(Ok(python)) => match run_baselines(&python, &shapes, config.timing) {
+            Ok((meta, mut found)) => {
+                for r in &mut found {
+                    r.read_fraction = r.gb_per_s.map(|g| g / read);
+                }
+                rows.extend(found);
+                meta
+            }
+            Err(e) => serde_json::json!({"status": "failed", "reason": format!("{e:#}")}),
+        },
+    };
+    let results = DecodeResults {
+        header: DecodeHeader {
+            kind: "decode".into(),
+            tool: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+            git_commit: GIT_COMMIT.to_string(),
+            date_utc: utc_now(),
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            device,
+            read_gb_per_s: read,
+            copy_gb_per_s: sol.copy_gb_per_s,
+            timing: config.timing.name().into(),
+            cold_l2: true,
+            seed: config.seed,
+            baselines,
+            notes: Vec::new(),
+        },
+        rows,
+    };
+    std::fs::create_dir_all(&config.out)
+        .with_context(|| format!("creating {}", config.out.display()))?;
+    let json = config.out.join("decode.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&results)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let table = decode_table(&results);
+    std::fs::write(config.out.join("decode-table.md"), &table)?;
+    println!("{table}");
+    eprintln!("wrote {}", json.display());
+    if config.plots {
+        for path in write_plots(&results, &config.out)? {
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    let failed = results
+        .rows
+        .iter()
+        .filter(|r| r.kind != "baseline" && matches!(r.status.as_str(), "check-failed" | "error"))
+        .count();
+    Ok(if failed > 0 {
+        eprintln!("{failed} decode rows failed");
+        1
+    } else {
+        0
+    })
+}
+
+fn run_baselines(
+    python: &Python,
+    shapes: &[DecodeProblem],
+    timing: TimingProtocol,
+) -> Result<(serde_json::Value, Vec<DecodeRow>)> {
+    let dir =
+        std::env::temp_dir().join(format!("flashlab-decode-baselines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    // The decode script imports baselines.py's helpers: both go side by side.
+    std::fs::write(dir.join("baselines.py"), super::baselines::SCRIPT)?;
+    let script = dir.join("decode_baselines.py");
+    std::fs::write(&script, SCRIPT)?;
+    let shapes_json: Vec<serde_json::Value> = shapes
+        .iter()
+        .map(|p| {
+            serde_json::json!({"batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads,
+                "seqlen_q": p.seqlen_q, "seqlen_k": p.capacity(), "head_dim": p.head_dim, "dtype": p.dtype.name()})
+        })
+        .collect();
+    let shapes_path = dir.join("shapes.json");
+    std::fs::write(&shapes_path, serde_json::to_string(&shapes_json)?)?;
+    eprintln!(
+        "decode baselines: {} {} (torch {})",
+        python.exe,
+        script.display(),
+        python.torch
+    );
+    let device = std::env::var("FLASHLAB_DEVICE").unwrap_or_else(|_| "0".into());
+    let mut child = Command::new(&python.exe)
+        .arg(&script)
+        .arg("--shapes-json")
+        .arg(&shapes_path)
+        .args(["--device", &device, "--timing", timing.name()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", python_exe()))?;
+    let stdout = child.stdout.take().context("python's stdout")?;
+    let (mut meta, mut rows) = (serde_json::Value::Null, Vec::new());
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        let value: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("a line of decode_baselines.py: {line}"))?;
+        if value["kind"] == "meta" {
+            meta = value;
+            continue;
+        }
+        let mut row = row_for(
+            "baseline",
+            value["name"].as_str().unwrap_or("?"),
+            &DecodeProblem::uniform(
+                value["batch"].as_u64().unwrap_or(0) as usize,
+                value["heads"].as_u64().unwrap_or(0) as usize,
+                value["kv_heads"].as_u64().unwrap_or(1) as usize,
+                value["seqlen_q"].as_u64().unwrap_or(0) as usize,
+                value["seqlen_k"].as_u64().unwrap_or(0) as usize,
+                value["head_dim"].as_u64().unwrap_or(0) as usize,
+            ),
+        );
+        row.splits = None;
+        row.status = value["status"].as_str().unwrap_or("error").into();
+        row.reason = value["reason"].as_str().map(String::from);
+        row.median_ms = value["median_ms"].as_f64();
+        row.gb_per_s = value["gb_per_s"].as_f64();
+        row.check_passed = value["check_passed"].as_bool();
+        row.max_abs_error = value["max_abs_error"].as_f64();
+        row.error_bound = value["error_bound"].as_f64();
+        rows.push(row);
+    }
+    let status = child.wait()?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() {
+        bail!(
+            "decode_baselines.py exited with {status} after {} rows",
+            rows.len()
+        );
+    }
+    Ok((meta, rows))
+}
+
+// ANCHOR: table
+/// The decode results as markdown: per shape, the stage with the heuristic's splits, the
+/// best split count of the sweep, the paged cache at each page size, the baselines, and
+/// the ratios the issue asks for.
+pub fn decode_table(results: &DecodeResults) -> String {
+    let read = results.header.read_gb_per_s;
+    let mut out = format!(
+        "Decode, {} ({}), 32 query heads, 8 K/V heads, D128, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), the L2 flushed before each launch.\n\n",
+        results.header.device.name, results.header.date_utc
+    );
+    out.push_str("| batch | cache | stage 14 (heuristic) | best split count | paged 16 / 64 / 256 | SDPA flash | cuDNN | FA4 | 14 / best baseline |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    let cell = |r: Option<&DecodeRow>| match r.and_then(|r| r.gb_per_s) {
+        Some(g) => format!("{g:.0} ({:.0}%)", 100.0 * g / read),
+        None => "–".into(),
+    };
+    for shape in results.shapes() {
+        let heuristic = results.best(shape, |r| r.kind == "heuristic");
+        let best = results.best(shape, |r| r.kind == "splits");
+        let baseline = |name: &str| results.best(shape, |r| r.kind == "baseline" && r.name == name);
+        let best_baseline = results.best(shape, |r| r.kind == "baseline");
+        let paged: Vec<String> = PAGE_SIZES
+            .iter()
+            .map(|ps| {
+                let layout = format!("paged {ps}");
+                results
+                    .best(shape, |r| r.kind == "paged" && r.layout == layout)
+                    .and_then(|r| r.gb_per_s)
+                    .map_or("–".into(), |g| format!("{g:.0}"))
+            })
+            .collect();
+        let ratio = match (
+            heuristic.and_then(|r| r.gb_per_s),
+            best_baseline.and_then(|r| r.gb_per_s),
+        ) {
+            (Some(a), Some(b)) => format!("{:.2}", a / b),
+            _ => "–".into(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} ×{} | {} ×{} | {} | {} | {} | {} | {ratio} |\n",
+            shape.0,
+            shape.1,
+            cell(heuristic),
+            heuristic
+                .and_then(|r| r.splits)
+                .map_or("?".into(), |s| s.to_string()),
+            cell(best),
+            best.and_then(|r| r.splits)
+                .map_or("?".into(), |s| s.to_string()),
+            paged.join(" / "),
+            cell(baseline("sdpa-flash")),
+            cell(baseline("sdpa-cudnn")),
+            cell(baseline("flash-attn-4")),
+        ));
+    }
+    let skipped: Vec<String> = results
+        .rows
+        .iter()
+        .filter(|r| r.kind == "baseline" && r.status != "ok")
+        .map(|r| {
+            format!(
+                "{} at batch {} cache {}: {}",
+                r.name,
+                r.batch,
+                r.cache_len,
+                r.reason.as_deref().unwrap_or(&r.status)
+            )
+        })
+        .collect();
+    if !skipped.is_empty() {
+        out.push_str("\nBaselines that did not run: ");
+        out.push_str(&skipped.join("; "));
+        out.push('\n');
+    }
+    out
+}
+// ANCHOR_END: table
+
+const WIDTH: u32 = 740;
+const HEIGHT: u32 = 440;
+// plotters writes an SVG font size as the size asked for over 1.24: 15 is drawn at 12 px.
+const TEXT: u32 = 15;
+
+fn draw_err<E: std::error::Error + Send + Sync + 'static>(
+    e: DrawingAreaErrorKind<E>,
+) -> anyhow::Error {
+    anyhow!("drawing: {e}")
+}
+
+const BATCH_COLORS: [RGBColor; 4] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+];
+
+/// decode-bandwidth.svg (GB/s against cache length, one color per batch size: the stage
+/// with the heuristic's splits as solid lines, the best baseline dashed, the streaming
+/// read as the roofline) and decode-splits.svg (GB/s against the split count per shape,
+/// the heuristic's choice ringed), 740 px wide with 13 px text: readable at the book's
+/// column width.
+pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> {
+    let read = results.header.read_gb_per_s;
+    let batches: Vec<usize> = {
+        let mut b: Vec<usize> = results.rows.iter().map(|r| r.batch).collect();
+        b.sort_unstable();
+        b.dedup();
+        b
+    };
+    let y_max = (read * 1.1 / 500.0).ceil() * 500.0;
+    let lens: Vec<usize> = results.shapes().iter().map(|s| s.1).collect();
+    let (x_lo, x_hi) = (
+        (*lens.iter().min().unwrap_or(&1024) as f64).log2() - 0.3,
+        (*lens.iter().max().unwrap_or(&131072) as f64).log2() + 0.3,
+    );
+    let bandwidth = dir.join("decode-bandwidth.svg");
+    {
+        let root = SVGBackend::new(&bandwidth, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "Decode: GB/s of K/V read against cache length",
+                ("sans-serif", 19),
+            )
+            .margin(10)
+            .x_label_area_size(44)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x_lo..x_hi, 0.0..y_max)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_labels(((x_hi - x_lo).round() as usize) + 1)
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{}k", (2f64.powf(x.round()) / 1024.0) as u64)
+                } else {
+                    String::new()
+                }
+            })
+            .y_labels(8)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .x_desc("keys per sequence")
+            .y_desc("GB/s of unique K/V read")
+            .label_style(("sans-serif", TEXT))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(draw_err)?;
+        chart
+            .draw_series(LineSeries::new(
+                [(x_lo, read), (x_hi, read)],
+                BLACK.stroke_width(1),
+            ))
+            .map_err(draw_err)?
+            .label(format!("streaming read {read:.0}"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
+        for (i, &batch) in batches.iter().enumerate() {
+            let color = BATCH_COLORS[i % BATCH_COLORS.len()];
+            let points = |select: &dyn Fn(&DecodeRow) -> bool| -> Vec<(f64, f64)> {
+                let mut pts: Vec<(f64, f64)> = results
+                    .shapes()
+                    .into_iter()
+                    .filter(|s| s.0 == batch)
+                    .filter_map(|s| {
+                        results
+                            .best(s, select)
+                            .and_then(|r| r.gb_per_s)
+                            .map(|g| ((s.1 as f64).log2(), g))
+                    })
+                    .collect();
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                pts
+            };
+            let stage = points(&|r| r.kind == "heuristic");
+            chart
+                .draw_series(LineSeries::new(stage.clone(), color.stroke_width(2)))
+                .map_err(draw_err)?
+                .label(format!("stage 14, batch {batch}"))
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(stage.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(draw_err)?;
+            let base = points(&|r| r.kind == "baseline");
+            if !base.is_empty() {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        base.clone(),
+                        6,
+                        4,
+                        color.stroke_width(1),
+                    ))
+                    .map_err(draw_err)?
+                    .label(format!("best baseline, batch {batch}"))
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 20, y)], color.stroke_width(1))
+                    });
+                chart
+                    .draw_series(
+                        base.iter()
+                            .map(|&p| Cross::new(p, 4, color.stroke_width(1))),
+                    )
+                    .map_err(draw_err)?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font(("sans-serif", TEXT))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(200, 200, 200))
+            .draw()
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+
+    let splits_path = dir.join("decode-splits.svg");
+    {
+        let root = SVGBackend::new(&splits_path, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let max_splits = results
+            .rows
+            .iter()
+            .filter(|r| r.kind == "splits")
+            .filter_map(|r| r.splits)
+            .max()
+            .unwrap_or(128);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "Decode: GB/s against the split count (ringed: the heuristic's)",
+                ("sans-serif", 19),
+            )
+            .margin(10)
+            .x_label_area_size(44)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.2..(max_splits as f64).log2() + 0.2, 0.0..y_max)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_labels(((max_splits as f64).log2() as usize) + 1)
+            .x_label_formatter(&|x| {
+                if (x - x.round()).abs() < 1e-6 {
+                    format!("{}", 2f64.powf(x.round()) as u64)
+                } else {
+                    String::new()
+                }
+            })
+            .y_labels(8)
+            .y_label_formatter(&|y| format!("{y:.0}"))
+            .x_desc("splits per sequence")
+            .y_desc("GB/s of unique K/V read")
+            .label_style(("sans-serif", TEXT))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(draw_err)?;
+        let shapes: Vec<(usize, usize)> = results
+            .shapes()
+            .into_iter()
+            .filter(|s| s.0 == 1 || s.1 == 8192)
+            .collect();
+        let palette = [
+            RGBColor(31, 119, 180),
+            RGBColor(255, 127, 14),
+            RGBColor(44, 160, 44),
+            RGBColor(214, 39, 40),
+            RGBColor(148, 103, 189),
+            RGBColor(140, 86, 75),
+            RGBColor(23, 190, 207),
+        ];
+        for (i, &shape) in shapes.iter().enumerate() {
+            let color = palette[i % palette.len()];
+            let mut pts: Vec<(f64, f64)> = results
+                .ok()
+                .filter(|r| r.kind == "splits" && (r.batch, r.cache_len) == shape)
+                .filter_map(|r| Some(((r.splits? as f64).log2(), r.gb_per_s?)))
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(draw_err)?
+                .label(format!("batch {}, {}k keys", shape.0, shape.1 / 1024))
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
+                .map_err(draw_err)?;
+            if let Some(h) = results.best(shape, |r| r.kind == "heuristic") {
+                if let (Some(s), Some(g)) = (h.splits, h.gb_per_s) {
+                    chart
+                        .draw_series([Circle::new(
+                            ((s as f64).log2(), g),
+                            7,
+                            color.stroke_width(2),
+                        )])
+                        .map_err(draw_err)?;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .label_font(("sans-serif", TEXT))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(200, 200, 200))
+            .draw()
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(vec![bandwidth, splits_path])
+}
