@@ -1,7 +1,8 @@
 //! The book's checks that need no tools: they run with every `cargo test`.
 //!
 //! - every `{{#include path:anchor}}` names an existing file and an anchor it defines;
-//! - every image a chapter shows exists: `generated/` ones are drawn by `layout-viz book`
+//! - every image a chapter shows, and every figure it links (the whole figure behind a
+//!   readable part), exists: `generated/` ones are drawn by `layout-viz book`
 //!   (its manifest) or, under `generated/bench/`, by `flashlab plots` from the committed
 //!   run of record (`flashlab::bench::plots::file_names`); the Results chapter shows
 //!   every plot of that list and includes its table;
@@ -170,6 +171,16 @@ fn images(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The `href`s of links to SVG figures: a figure shown in part (by chunks, a few warps)
+/// links its whole self.
+fn figure_links(text: &str) -> Vec<String> {
+    text.match_indices("<a href=\"")
+        .filter_map(|(i, m)| text[i + m.len()..].split('"').next())
+        .filter(|href| href.ends_with(".svg"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The runs of record the book's Results chapter is drawn from (`just book` plots each),
@@ -386,7 +397,7 @@ fn every_image_exists_after_layout_viz_book() {
     let mut used = 0;
     for (chapter, text) in chapters() {
         let dir = chapter.parent().unwrap();
-        for src in images(&text) {
+        for src in images(&text).into_iter().chain(figure_links(&text)) {
             if src.starts_with("http://") || src.starts_with("https://") {
                 problems.push(format!(
                     "{}: {src}: the book must not load anything from the network",

@@ -1,8 +1,9 @@
 // Opens every chapter of the built book in headless Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
 // script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
-// console error, or math that KaTeX did not render. Keeps full-page screenshots of the
-// stage chapters and the Results chapter for a person to look at.
+// console error, math that KaTeX did not render, or a figure whose smallest text, as
+// drawn at the book's width, is under MIN_TEXT_PX CSS pixels. Keeps full-page
+// screenshots of the stage chapters and the Results chapter for a person to look at.
 //
 // Usage: node browser-check.mjs BOOK_HTML_DIR SCREENSHOT_DIR
 import { createServer } from "node:http";
@@ -34,6 +35,10 @@ if (!existsSync(join(root, "index.html"))) {
 }
 const { chromium: pw } = require("playwright-core");
 
+// The smallest text a figure may show, in CSS pixels, as the page draws it: an SVG drawn
+// 2000 px wide and shrunk into the text column shows its 10 px labels at 4.
+const MIN_TEXT_PX = 10;
+
 // The chapters, in reading order, from the built table of contents (toc.html in mdbook
 // 0.4.41+, else the sidebar of print.html's neighbours: index.html has it too).
 function chapters() {
@@ -61,6 +66,9 @@ const userDataDir = `/tmp/flashlab-book-chromium-${process.pid}`;
 const context = await pw.launchPersistentContext(userDataDir, {
   executablePath: chromium,
   headless: true,
+  // The book's default look: a 1280 x 900 window leaves mdBook's content column (its
+  // max-width, 750 px less padding) beside the sidebar; the readability check measures
+  // figures at that width.
   viewport: { width: 1280, height: 900 },
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
@@ -88,6 +96,12 @@ for (const rel of pages) {
     };
   });
   for (const img of report.images) if (!img.ok) fail(`image did not load: ${img.src}`);
+  const text = await page.evaluate(smallestFigureText);
+  for (const f of text.figures) {
+    if (f.px < MIN_TEXT_PX) fail(`figure ${f.src}: its smallest text ("${f.text}", ${f.font} px in the SVG) is drawn at ${f.px.toFixed(1)} CSS px, under ${MIN_TEXT_PX}; draw it for the column or put it in a scroll-figure frame at full size`);
+  }
+  for (const src of text.unmeasured) fail(`figure ${src}: not an SVG the readability check can measure`);
+  const smallest = text.figures.reduce((a, f) => (!a || f.px < a.px ? f : a), null);
   for (const text of report.rawMath) fail(`unrendered math: "${text}"`);
   if (report.katexErrors) fail(`${report.katexErrors} KaTeX error(s)`);
   if (rel.startsWith("stages/") || rel === "results.html") {
@@ -95,7 +109,8 @@ for (const rel of pages) {
     await page.screenshot({ path: png, fullPage: true });
     console.log(`screenshot ${png}`);
   }
-  console.log(`${problems.some((p) => p.startsWith(rel + ":")) ? "FAIL" : "ok  "} ${rel} (${report.images.length} images)`);
+  const least = smallest ? `, smallest figure text ${smallest.px.toFixed(1)} px in ${smallest.src}` : "";
+  console.log(`${problems.some((p) => p.startsWith(rel + ":")) ? "FAIL" : "ok  "} ${rel} (${report.images.length} images${least})`);
   await page.close();
 }
 await context.close();
@@ -105,4 +120,44 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`browser check: ${pages.length} pages, no broken image, no script error`);
+console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px`);
+
+// Runs in the page: for every SVG figure of the chapter, the smallest text as the page
+// draws it. The SVG is fetched and put inline, off screen, at the size the <img> draws
+// its content box, so the browser resolves what the generators write (font-size on a
+// <text> or inherited from a <g>, a <style>) and every transform (the viewBox's scale,
+// plotters' rotated axis titles): a text's size on screen is its computed font-size
+// times the scale of its screen matrix.
+async function smallestFigureText() {
+  const figures = [];
+  const unmeasured = [];
+  const main = document.querySelector("main") || document.body;
+  for (const img of main.querySelectorAll("img")) {
+    const src = img.getAttribute("src");
+    if (!/\.svg(\?|#|$)/.test(src)) {
+      unmeasured.push(src);
+      continue;
+    }
+    const css = getComputedStyle(img);
+    const w = img.clientWidth - parseFloat(css.paddingLeft) - parseFloat(css.paddingRight);
+    const h = img.clientHeight - parseFloat(css.paddingTop) - parseFloat(css.paddingBottom);
+    const svg = new DOMParser().parseFromString(await (await fetch(img.src)).text(), "image/svg+xml").documentElement;
+    const holder = document.createElement("div");
+    holder.style.cssText = "position:absolute; left:-20000px; top:0; visibility:hidden";
+    svg.setAttribute("width", w);
+    svg.setAttribute("height", h);
+    holder.appendChild(document.importNode(svg, true));
+    document.body.appendChild(holder);
+    let least = null;
+    for (const t of holder.querySelectorAll("text, tspan")) {
+      if (!t.textContent.trim() || (t.tagName === "text" && t.querySelector("tspan"))) continue;
+      const m = t.getScreenCTM();
+      const font = parseFloat(getComputedStyle(t).fontSize);
+      const px = font * Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+      if (!least || px < least.px) least = { src, px, font, text: t.textContent.trim().slice(0, 40) };
+    }
+    holder.remove();
+    if (least) figures.push(least);
+  }
+  return { figures, unmeasured };
+}

@@ -61,6 +61,17 @@ pub fn layout_svg(text: &str, path: bool) -> Result<String, BookError> {
     Ok(render::layout(&render::layout_grid(&parse(text)?)?, path))
 }
 
+/// [`layout_svg`] by 16-byte chunks of `elem_bytes`-byte elements, for a tile too wide
+/// to read element by element at the book's width.
+pub fn layout_chunks_svg(text: &str, elem_bytes: u32) -> Result<String, BookError> {
+    render::layout_chunks(&render::layout_grid(&parse(text)?)?, elem_bytes).ok_or_else(|| {
+        BookError::Layout {
+            text: text.to_string(),
+            why: format!("its rows are not whole 16-byte chunks of {elem_bytes}-byte elements"),
+        }
+    })
+}
+
 /// The `draw swizzle` figure: `layout` before and after `Swizzle<bits, base, shift>`.
 /// For the instances the kernels use, the swizzled offsets come from the kernels' own
 /// `flashlab::swizzle` (host build); other ones from the algebra's `Swizzle::apply`.
@@ -69,6 +80,29 @@ pub fn swizzle_svg(
     swizzle: Option<(u32, u32, i32)>,
     elem_bytes: u32,
 ) -> Result<String, BookError> {
+    let (before, after) = swizzle_grids(layout, swizzle)?;
+    Ok(render::swizzle(&before, &after, elem_bytes))
+}
+
+/// [`swizzle_svg`] by 16-byte chunks: each row's chunks and where the swizzle puts them,
+/// at a size the book's column shows.
+pub fn swizzle_chunks_svg(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    elem_bytes: u32,
+) -> Result<String, BookError> {
+    let (before, after) = swizzle_grids(layout, swizzle)?;
+    render::swizzle_chunks(&before, &after, elem_bytes).ok_or_else(|| BookError::Layout {
+        text: layout.to_string(),
+        why: format!("the swizzle moves parts of 16-byte chunks of {elem_bytes}-byte elements"),
+    })
+}
+
+/// `layout`'s offsets before and after the swizzle, as grids.
+fn swizzle_grids(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+) -> Result<(LayoutGrid, LayoutGrid), BookError> {
     let parsed = parse(layout)?;
     let (plain, (bits, base, shift), offset) = match (&parsed, swizzle) {
         (AnyLayout::Plain(l), Some(sw)) => (l.clone(), sw, 0),
@@ -110,7 +144,7 @@ pub fn swizzle_svg(
             *k = kernel_fns::swizzle(bits, base, shift as u32, o)? as i64;
         }
     }
-    Ok(render::swizzle(&before, &after, elem_bytes))
+    Ok((before, after))
 }
 
 /// The `draw bank` figure and its report.
@@ -168,6 +202,21 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             "layout-8x64-rowmajor.svg",
             "(8,64):(64,1): one 8-row, 64-column bf16 half tile, as stage 3 stores it",
             Box::new(|| layout_svg("(8,64):(64,1)", false)),
+        ),
+        (
+            "layout-8x64-rowmajor-chunks.svg",
+            "(8,64):(64,1) by 16-byte chunks: the same tile, one cell per 8 bf16 elements",
+            Box::new(|| layout_chunks_svg("(8,64):(64,1)", 2)),
+        ),
+        (
+            "swizzle-333-8x64-chunks.svg",
+            "Swizzle<3,3,3> on (8,64):(64,1) by 16-byte chunks: chunk c of row r lands in chunk c XOR r",
+            Box::new(|| swizzle_chunks_svg("(8,64):(64,1)", Some((3, 3, 3)), 2)),
+        ),
+        (
+            "swizzle-233-8x32-chunks.svg",
+            "Swizzle<2,3,3> on (8,32):(32,1) by 16-byte chunks",
+            Box::new(|| swizzle_chunks_svg("(8,32):(32,1)", Some((2, 3, 3)), 2)),
         ),
         (
             "swizzle-333-8x64.svg",
@@ -230,9 +279,31 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             tv("wgmma-m64n64k16-c"),
         ),
         (
+            "wgmma-m64n64k16-c-warps01.svg",
+            "wgmma.m64n64k16 accumulator, rows 0-31 (warps 0 and 1) and columns 0-15: each warp's rows hold mma's m16n8 C pattern once per 8 columns",
+            Box::new(|| {
+                Ok(render::tv_window(
+                    &atoms::tv_by_name("wgmma-m64n64k16-c")?,
+                    0..32,
+                    0..16,
+                ))
+            }),
+        ),
+        (
             "wgmma-m64k16-a.svg",
             "wgmma A from registers (64x16): mma's A pattern per warp",
             tv("wgmma-m64n64k16-a"),
+        ),
+        (
+            "wgmma-m64k16-a-warps01.svg",
+            "wgmma A from registers, rows 0-31 (warps 0 and 1): mma's A pattern per warp",
+            Box::new(|| {
+                Ok(render::tv_window(
+                    &atoms::tv_by_name("wgmma-m64n64k16-a")?,
+                    0..32,
+                    0..16,
+                ))
+            }),
         ),
         (
             "tma-box-8x64.svg",

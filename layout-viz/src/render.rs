@@ -8,12 +8,22 @@
 //!
 //! The renderers take plain data (offsets, atoms, bank reports), not the layout algebra,
 //! so the CLI and the book decide what to evaluate and these functions only draw.
+//!
+//! Figures are drawn for the book's column ([`COLUMN_W`]) at 1:1, so their 10-11px text
+//! reads as 10-11px: titles, captions and legends wrap to it; a bank map's 32 banks are
+//! narrow cells under one label per lane; a TV atom too wide on one line stacks `T` over
+//! `V` or labels runs of a thread's values; what still cannot fit (a 64x64 accumulator,
+//! an element-by-element 8x64 swizzle) has a readable view beside it: a window of the
+//! atom ([`tv_window`]) or the tile by 16-byte chunks ([`swizzle_chunks`]).
 
 use svg::Document;
 use svg::node::element::{Circle, Group, Polyline, Rectangle, Text, Title};
 
+use std::ops::Range;
+
 use crate::atoms::{Ldmatrix, MmaAtom, TmaBox, TvAtom};
 use crate::bank::{self, Access, BankReport};
+use crate::svg_kit::{self, wrap};
 
 /// The most cells one panel draws: a 256 x 256 tile, four times the largest atom a
 /// kernel uses (wgmma's 64 x 256 accumulator). Its SVG is about 25 MB already; a larger
@@ -62,12 +72,27 @@ const INK: &str = "#222222";
 const MUTED: &str = "#777777";
 const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
 
-const CHAR_W: f64 = 7.2;
+/// The advance of one character of the monospace font: cell labels are 11px, row and
+/// column headers 10px, legends 12px, captions 13px, panel captions 13px bold, the title
+/// 17px bold (DejaVu Sans Mono advances 0.602 em; the larger sizes keep some slack).
+const CHAR_W: f64 = svg_kit::CHAR_W_11;
+const HEAD_CHAR_W: f64 = 6.1;
+const LEGEND_CHAR_W: f64 = svg_kit::CHAR_W_12;
+const CAPTION_CHAR_W: f64 = 8.0;
+const PANEL_CAPTION_CHAR_W: f64 = 8.2;
+const TITLE_CHAR_W: f64 = 10.5;
 const LINE_H: f64 = 16.0;
 const CELL_PAD: f64 = 8.0;
+/// Two-line labels (`T31` over `V7`) are what make the widest atoms fit the column: a
+/// narrower pad keeps them there.
+const STACKED_PAD: f64 = 4.0;
 const PANEL_GAP: f64 = 36.0;
 const MARGIN: f64 = 20.0;
 const HEADER: f64 = 28.0;
+/// The width the book's figures are drawn for (its text column): titles, captions and
+/// legends wrap to it, and the figures whose cells would not fit draw fewer cells (a
+/// crop, a chunk view) or narrower ones whose labels span runs of cells.
+pub const COLUMN_W: f64 = svg_kit::MAX_WIDTH;
 
 /// The palette entry for an index (threads, banks, chunks).
 pub fn color(i: u64) -> &'static str {
@@ -89,6 +114,10 @@ pub struct Cell {
     pub tooltip: String,
     /// Drawn with a thick red border (a bank conflict, say).
     pub alert: bool,
+    /// How many cells, this one and those right of it, its labels are centred across: 1
+    /// for its own; more for a run one label names (a lane's 16 bytes in a bank map, a
+    /// thread's 8 elements of a copy); 0 for a cell whose label a cell left of it draws.
+    pub span: u32,
 }
 
 impl Cell {
@@ -100,6 +129,16 @@ impl Cell {
             }],
             tooltip: tooltip.into(),
             alert: false,
+            span: 1,
+        }
+    }
+
+    fn empty(tooltip: impl Into<String>) -> Cell {
+        Cell {
+            stripes: Vec::new(),
+            tooltip: tooltip.into(),
+            alert: false,
+            span: 1,
         }
     }
 }
@@ -116,6 +155,8 @@ pub struct Panel {
     pub row_labels: Vec<String>,
     pub col_labels: Vec<String>,
     pub path: Vec<(u32, u32)>,
+    /// Cells this wide whatever their labels (labels that span runs of cells).
+    pub cell_w: Option<f64>,
 }
 
 impl Panel {
@@ -129,27 +170,55 @@ impl Panel {
             row_labels: (0..rows).map(|r| r.to_string()).collect(),
             col_labels: (0..cols).map(|c| c.to_string()).collect(),
             path: Vec::new(),
+            cell_w: None,
         }
+    }
+
+    /// The lines one stripe's label is drawn in: a label with a newline (`T31` over `V7`)
+    /// takes half the width and twice the height.
+    fn label_lines<'a>(&self, text: &'a str) -> Vec<&'a str> {
+        text.split('\n').collect()
+    }
+
+    fn stacked(&self) -> bool {
+        self.cells
+            .iter()
+            .flat_map(|c| c.stripes.iter())
+            .any(|s| s.text.contains('\n'))
     }
 
     fn lines(&self) -> usize {
         self.cells
             .iter()
-            .map(|c| c.stripes.len())
+            .map(|c| {
+                c.stripes
+                    .iter()
+                    .map(|s| self.label_lines(&s.text).len())
+                    .sum::<usize>()
+            })
             .max()
             .unwrap_or(1)
             .max(1)
     }
 
     fn cell_w(&self) -> f64 {
+        if let Some(w) = self.cell_w {
+            return w;
+        }
         let chars = self
             .cells
             .iter()
             .flat_map(|c| c.stripes.iter())
-            .map(|s| s.text.chars().count())
+            .flat_map(|s| self.label_lines(&s.text))
+            .map(|l| l.chars().count())
             .max()
             .unwrap_or(0);
-        (chars as f64 * CHAR_W + CELL_PAD).max(26.0)
+        let pad = if self.stacked() {
+            STACKED_PAD
+        } else {
+            CELL_PAD
+        };
+        (chars as f64 * CHAR_W + pad).max(22.0)
     }
 
     fn cell_h(&self) -> f64 {
@@ -162,17 +231,37 @@ impl Panel {
             .map(|l| l.chars().count())
             .max()
             .unwrap_or(0) as f64
-            * CHAR_W
+            * HEAD_CHAR_W
             + 8.0
     }
 
+    fn grid_w(&self) -> f64 {
+        self.label_w() + self.cols as f64 * self.cell_w()
+    }
+
+    /// The panel's caption in lines no wider than its grid (at least 24 characters).
+    fn caption_lines(&self) -> Vec<String> {
+        let chars = ((self.grid_w() / PANEL_CAPTION_CHAR_W) as usize).max(24);
+        wrap(&self.caption, chars)
+    }
+
     fn width(&self) -> f64 {
-        (self.label_w() + self.cols as f64 * self.cell_w())
-            .max(self.caption.chars().count() as f64 * 8.2)
+        let caption = self
+            .caption_lines()
+            .iter()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0) as f64
+            * PANEL_CAPTION_CHAR_W;
+        self.grid_w().max(caption)
+    }
+
+    fn header(&self) -> f64 {
+        HEADER + LINE_H * (self.caption_lines().len().max(1) - 1) as f64
     }
 
     fn height(&self) -> f64 {
-        HEADER + LINE_H + self.rows as f64 * self.cell_h()
+        self.header() + LINE_H + self.rows as f64 * self.cell_h()
     }
 }
 
@@ -220,7 +309,12 @@ impl Figure {
                 Some(at)
             })
             .collect();
-        let top = MARGIN + 30.0;
+        let panels_w: f64 =
+            col_w.iter().sum::<f64>() + PANEL_GAP * (slot_cols.saturating_sub(1)) as f64;
+        // Title, legend and caption wrap to the wider of the panels and the column.
+        let text_w = panels_w.max(COLUMN_W - 2.0 * MARGIN);
+        let title_lines = wrap(&self.title, (text_w / TITLE_CHAR_W) as usize);
+        let top = MARGIN + 30.0 + 22.0 * (title_lines.len().max(1) - 1) as f64;
         let row_y: Vec<f64> = row_h
             .iter()
             .scan(top, |y, h| {
@@ -237,19 +331,17 @@ impl Figure {
             // have the same size (same label lengths).
             body = body.add(draw_panel(panel, col_x[*c as usize], row_y[*r as usize]));
         }
-        let panels_w: f64 =
-            col_w.iter().sum::<f64>() + PANEL_GAP * (slot_cols.saturating_sub(1)) as f64;
         let panels_h: f64 =
             row_h.iter().sum::<f64>() + PANEL_GAP * (slot_rows.saturating_sub(1)) as f64;
         let mut y = top + panels_h + 12.0;
 
         let mut legend = Group::new().set("class", "legend");
+        let mut legend_w = 0.0f64;
         if !self.legend.is_empty() {
             let mut x = MARGIN;
-            let mut widest = 0.0f64;
             for (fill, label) in &self.legend {
-                let w = 22.0 + label.chars().count() as f64 * CHAR_W + 18.0;
-                if x + w > MARGIN + panels_w.max(600.0) {
+                let w = 20.0 + label.chars().count() as f64 * LEGEND_CHAR_W + 18.0;
+                if x > MARGIN && x + w - 18.0 > MARGIN + text_w {
                     x = MARGIN;
                     y += 22.0;
                 }
@@ -266,31 +358,34 @@ impl Figure {
                     )
                     .add(text(x + 20.0, y + 11.5, 12.0, label.as_str()));
                 x += w;
-                widest = widest.max(x);
+                legend_w = legend_w.max(x - 18.0 - MARGIN);
             }
             y += 30.0;
         }
         let mut caption = Group::new().set("class", "caption");
-        for line in &self.caption {
+        let caption_lines: Vec<String> = self
+            .caption
+            .iter()
+            .flat_map(|l| wrap(l, (text_w / CAPTION_CHAR_W) as usize))
+            .collect();
+        for line in &caption_lines {
             caption = caption.add(text(MARGIN, y + 12.0, 13.0, line.as_str()));
             y += 20.0;
         }
-        // Caption text is 13px (about 8px a character), the title 17px bold (about 10.5).
-        let caption_w = self
-            .caption
-            .iter()
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(0) as f64
-            * 8.0;
-        let caption_w = caption_w.max(self.title.chars().count() as f64 * 10.5);
-        let width = (MARGIN * 2.0 + panels_w)
-            .max(MARGIN * 2.0 + caption_w)
-            .max(640.0)
-            .ceil();
+        let chars =
+            |lines: &[String]| lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+        let text_used = (chars(&caption_lines) * CAPTION_CHAR_W)
+            .max(chars(&title_lines) * TITLE_CHAR_W)
+            .max(legend_w);
+        let width = (MARGIN * 2.0 + panels_w.max(text_used)).max(640.0).ceil();
         let height = (y + MARGIN).ceil();
-        let title =
-            text(MARGIN, MARGIN + 12.0, 17.0, self.title.as_str()).set("font-weight", "bold");
+        let mut title = Group::new().set("class", "title");
+        for (i, line) in title_lines.iter().enumerate() {
+            title = title.add(
+                text(MARGIN, MARGIN + 12.0 + 22.0 * i as f64, 17.0, line.as_str())
+                    .set("font-weight", "bold"),
+            );
+        }
 
         Document::new()
             .set("viewBox", (0, 0, width, height))
@@ -315,9 +410,13 @@ impl Figure {
 fn draw_panel(p: &Panel, x0: f64, y0: f64) -> Group {
     let (cw, ch, lw) = (p.cell_w(), p.cell_h(), p.label_w());
     let gx = x0 + lw;
-    let gy = y0 + HEADER + LINE_H;
+    let gy = y0 + p.header() + LINE_H;
     let mut g = Group::new().set("class", "panel");
-    g = g.add(text(x0, y0 + 14.0, 13.0, p.caption.as_str()).set("font-weight", "bold"));
+    for (i, line) in p.caption_lines().iter().enumerate() {
+        g = g.add(
+            text(x0, y0 + 14.0 + LINE_H * i as f64, 13.0, line.as_str()).set("font-weight", "bold"),
+        );
+    }
     for (c, label) in p.col_labels.iter().enumerate() {
         g = g.add(
             text(gx + (c as f64 + 0.5) * cw, gy - 5.0, 10.0, label.as_str())
@@ -341,12 +440,23 @@ fn draw_panel(p: &Panel, x0: f64, y0: f64) -> Group {
         for c in 0..p.cols {
             let cell = &p.cells[(r * p.cols + c) as usize];
             g = g.add(draw_cell(
+                p,
                 cell,
                 gx + c as f64 * cw,
                 gy + r as f64 * ch,
                 cw,
                 ch,
             ));
+        }
+    }
+    // Labels that span runs of cells go over all of them.
+    for r in 0..p.rows {
+        for c in 0..p.cols {
+            let cell = &p.cells[(r * p.cols + c) as usize];
+            if cell.span > 1 {
+                let (x, y) = (gx + c as f64 * cw, gy + r as f64 * ch);
+                g = draw_labels(p, g, cell, x, y, cw, ch);
+            }
         }
     }
     if !p.path.is_empty() {
@@ -380,7 +490,36 @@ fn draw_panel(p: &Panel, x0: f64, y0: f64) -> Group {
     g
 }
 
-fn draw_cell(cell: &Cell, x: f64, y: f64, w: f64, h: f64) -> Group {
+/// A cell's labels, one stripe's in each band, centred across the `cell.span` cells from
+/// `x`. A label across several cells is drawn over their borders, on a patch of its
+/// band's colour.
+fn draw_labels(p: &Panel, mut g: Group, cell: &Cell, x: f64, y: f64, w: f64, h: f64) -> Group {
+    let n = cell.stripes.len().max(1) as f64;
+    let label_x = x + w * f64::from(cell.span) / 2.0;
+    for (i, s) in cell.stripes.iter().enumerate() {
+        let sy = y + h * i as f64 / n;
+        let lines = p.label_lines(&s.text);
+        let first = sy + h / n / 2.0 + 4.0 - LINE_H * (lines.len() - 1) as f64 / 2.0;
+        for (j, line) in lines.iter().enumerate() {
+            let baseline = first + LINE_H * j as f64;
+            if cell.span > 1 {
+                let w = line.chars().count() as f64 * CHAR_W + 4.0;
+                g = g.add(
+                    Rectangle::new()
+                        .set("x", fmt(label_x - w / 2.0))
+                        .set("y", fmt(baseline - 11.0))
+                        .set("width", fmt(w))
+                        .set("height", 14)
+                        .set("fill", s.fill.as_str()),
+                );
+            }
+            g = g.add(text(label_x, baseline, 11.0, *line).set("text-anchor", "middle"));
+        }
+    }
+    g
+}
+
+fn draw_cell(p: &Panel, cell: &Cell, x: f64, y: f64, w: f64, h: f64) -> Group {
     let mut g = Group::new()
         .set("class", "cell")
         .add(Title::new(cell.tooltip.as_str()));
@@ -397,19 +536,17 @@ fn draw_cell(cell: &Cell, x: f64, y: f64, w: f64, h: f64) -> Group {
     let n = cell.stripes.len().max(1) as f64;
     for (i, s) in cell.stripes.iter().enumerate() {
         let sy = y + h * i as f64 / n;
-        g = g
-            .add(
-                Rectangle::new()
-                    .set("x", fmt(x))
-                    .set("y", fmt(sy))
-                    .set("width", fmt(w))
-                    .set("height", fmt(h / n))
-                    .set("fill", s.fill.as_str()),
-            )
-            .add(
-                text(x + w / 2.0, sy + h / n / 2.0 + 4.0, 11.0, s.text.as_str())
-                    .set("text-anchor", "middle"),
-            );
+        g = g.add(
+            Rectangle::new()
+                .set("x", fmt(x))
+                .set("y", fmt(sy))
+                .set("width", fmt(w))
+                .set("height", fmt(h / n))
+                .set("fill", s.fill.as_str()),
+        );
+    }
+    if cell.span == 1 {
+        g = draw_labels(p, g, cell, x, y, w, h);
     }
     let border = Rectangle::new()
         .set("x", fmt(x))
@@ -523,36 +660,259 @@ pub fn swizzle(before: &LayoutGrid, after: &LayoutGrid, elem_bytes: u32) -> Stri
     .to_svg()
 }
 
-/// One panel of a TV atom: each cell lists every (thread, value) that holds it.
-fn tv_panel(atom: &TvAtom, caption: String) -> Panel {
-    let (rn, cn) = atom.operand.axes();
-    let owners = atom.owners();
-    let cells = owners
-        .iter()
-        .enumerate()
-        .map(|(k, who)| {
-            let (r, c) = (k as u32 / atom.cols, k as u32 % atom.cols);
-            let list: Vec<String> = who.iter().map(|(t, v)| format!("T{t}V{v}")).collect();
-            Cell {
-                stripes: who
-                    .iter()
-                    .map(|&(t, v)| Stripe {
-                        text: format!("T{t}V{v}"),
-                        fill: color(u64::from(t)).to_string(),
-                    })
-                    .collect(),
-                tooltip: if who.is_empty() {
-                    format!("{rn}={r} {cn}={c}: no owner")
-                } else {
-                    format!("{rn}={r} {cn}={c}: {}", list.join(", "))
-                },
-                alert: false,
+/// `grid` by 16-byte chunks: each run of `16 / elem_bytes` columns as one cell holding
+/// its first offset, provided every run holds consecutive offsets (a chunk moves whole,
+/// as 16-byte copies and `ldmatrix` rows need); None otherwise, for then a chunk view
+/// would hide what moves. Coordinates become the first and last of the run.
+pub fn chunk_grid(grid: &LayoutGrid, elem_bytes: u32) -> Option<LayoutGrid> {
+    let group = 16 / elem_bytes.clamp(1, 16);
+    if group < 2 || grid.cols % group != 0 {
+        return None;
+    }
+    let cols = grid.cols / group;
+    let mut offsets = Vec::new();
+    let mut coords = Vec::new();
+    for r in 0..grid.rows {
+        for k in 0..cols {
+            let at = |i: u32| (r * grid.cols + k * group + i) as usize;
+            let first = grid.offsets[at(0)];
+            if (0..group).any(|i| grid.offsets[at(i)] != first + i64::from(i)) {
+                return None;
             }
+            offsets.push(first);
+            coords.push(format!(
+                "{}..{}",
+                grid.coords[at(0)],
+                grid.coords[at(group - 1)]
+            ));
+        }
+    }
+    Some(LayoutGrid {
+        notation: grid.notation.clone(),
+        rows: grid.rows,
+        cols,
+        offsets,
+        coords,
+    })
+}
+
+/// A panel of a chunk grid: each cell is a 16-byte chunk labelled by its first offset and
+/// coloured by where it lands in the row (`tip` adds what the figure compares).
+fn chunk_panel(
+    grid: &LayoutGrid,
+    caption: String,
+    elem_bytes: u32,
+    tip: impl Fn(usize) -> String,
+) -> Panel {
+    let per = i64::from(16 / elem_bytes);
+    let cells = (0..grid.rows * grid.cols)
+        .map(|k| {
+            let (r, c) = (k / grid.cols, k % grid.cols);
+            let off = grid.offsets[k as usize];
+            let byte = (off * i64::from(elem_bytes)).max(0) as u64;
+            Cell::single(
+                off.to_string(),
+                color(chunk(off, elem_bytes)),
+                format!(
+                    "row {r}, chunk {c} = coords {}: offsets {off}-{}, chunk {} of its 128-byte line, banks {}-{}{}",
+                    grid.coords[k as usize],
+                    off + per - 1,
+                    chunk(off, elem_bytes),
+                    bank::bank_of(byte),
+                    bank::bank_of(byte) + 3,
+                    tip(k as usize)
+                ),
+            )
         })
         .collect();
-    let mut p = Panel::new(caption, atom.rows, atom.cols, cells);
-    p.row_labels = (0..atom.rows).map(|r| format!("{rn}{r}")).collect();
-    p.col_labels = (0..atom.cols).map(|c| format!("{cn}{c}")).collect();
+    let mut p = Panel::new(caption, grid.rows, grid.cols, cells);
+    p.col_labels = (0..grid.cols).map(|c| format!("c{c}")).collect();
+    p
+}
+
+fn chunk_legend() -> Vec<(String, String)> {
+    (0..8)
+        .map(|i| {
+            (
+                color(i).to_string(),
+                format!("16-byte chunk {i} (banks {}-{})", 4 * i, 4 * i + 3),
+            )
+        })
+        .collect()
+}
+
+fn chunk_caption(elem_bytes: u32) -> String {
+    let per = 16 / elem_bytes;
+    format!(
+        "One cell per 16-byte chunk: {per} {elem_bytes}-byte elements (columns {per}c to {per}c+{}) at consecutive offsets, labelled by the first; the whole figure shows every element.",
+        per - 1
+    )
+}
+
+/// [`layout`] by 16-byte chunks (see [`chunk_grid`]): a wide row-major tile at a size the
+/// column can show. None where a chunk's offsets are not consecutive.
+pub fn layout_chunks(grid: &LayoutGrid, elem_bytes: u32) -> Option<String> {
+    let chunks = chunk_grid(grid, elem_bytes)?;
+    Some(
+        Figure {
+            title: format!("Layout {}, by 16-byte chunks", grid.notation),
+            panels: vec![(
+                0,
+                0,
+                chunk_panel(&chunks, grid.notation.clone(), elem_bytes, |_| {
+                    String::new()
+                }),
+            )],
+            legend: chunk_legend(),
+            caption: vec![chunk_caption(elem_bytes)],
+        }
+        .to_svg(),
+    )
+}
+
+/// [`swizzle`] by 16-byte chunks: the permutation the swizzle is, each row's chunks, at
+/// a size the column can show. None where a chunk's offsets are not consecutive before
+/// or after (a swizzle whose base is below the chunk moves parts of chunks).
+pub fn swizzle_chunks(before: &LayoutGrid, after: &LayoutGrid, elem_bytes: u32) -> Option<String> {
+    let (b, a) = (
+        chunk_grid(before, elem_bytes)?,
+        chunk_grid(after, elem_bytes)?,
+    );
+    Some(
+        Figure {
+            title: format!("{}  vs  {}, by 16-byte chunks", before.notation, after.notation),
+            panels: vec![
+                (0, 0, chunk_panel(&b, format!("before: {}", before.notation), elem_bytes, |k| format!("; swizzled to {}", a.offsets[k]))),
+                (1, 0, chunk_panel(&a, format!("after: {}", after.notation), elem_bytes, |k| format!("; unswizzled {}", b.offsets[k]))),
+            ],
+            legend: chunk_legend(),
+            caption: vec![
+                "Same logical chunks in both grids; color = the 16-byte chunk of its 128-byte line (four banks) each lands in.".to_string(),
+                chunk_caption(elem_bytes),
+            ],
+        }
+        .to_svg(),
+    )
+}
+
+/// How a TV panel labels its cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TvLabels {
+    /// `T5V3` in each cell, one band per owner.
+    Plain,
+    /// `T5` over `V3`: half as wide, for atoms whose rows would not fit the column.
+    Stacked,
+    /// One label per run of cells a thread holds with consecutive values (`T5 V0-7`,
+    /// a 16-byte copy), over narrow cells: for wide tiles of copies.
+    Runs,
+}
+
+/// One panel of a TV atom over the cells `rows` x `cols` (all of them, or a crop): each
+/// cell lists every (thread, value) that holds it; headers keep the atom's coordinates.
+fn tv_panel(
+    atom: &TvAtom,
+    caption: String,
+    rows: Range<u32>,
+    cols: Range<u32>,
+    labels: TvLabels,
+) -> Panel {
+    let (rn, cn) = atom.operand.axes();
+    let owners = atom.owners();
+    let owners_at = |r: u32, c: u32| &owners[(r * atom.cols + c) as usize];
+    // The run a single-owner cell starts: how many cells right of it the same thread
+    // holds with the next values.
+    let single = |r: u32, c: u32| match owners_at(r, c).as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let run_from = |r: u32, c: u32| -> u32 {
+        let Some((t, v)) = single(r, c) else { return 1 };
+        (1..)
+            .take_while(|&k| c + k < cols.end && single(r, c + k) == Some((t, v + k)))
+            .count() as u32
+            + 1
+    };
+    let continues_run = |r: u32, c: u32| {
+        c > cols.start
+            && matches!((single(r, c - 1), single(r, c)), (Some((t0, v0)), Some((t1, v1))) if t0 == t1 && v1 == v0 + 1)
+    };
+    let mut widest_run_label = 0.0f64;
+    let mut cells = Vec::new();
+    for r in rows.clone() {
+        for c in cols.clone() {
+            let who = owners_at(r, c);
+            let list: Vec<String> = who.iter().map(|(t, v)| format!("T{t}V{v}")).collect();
+            let tooltip = if who.is_empty() {
+                format!("{rn}={r} {cn}={c}: no owner")
+            } else {
+                format!("{rn}={r} {cn}={c}: {}", list.join(", "))
+            };
+            let band = |t: u32, text: String| Stripe {
+                text,
+                fill: color(u64::from(t)).to_string(),
+            };
+            let cell = match labels {
+                TvLabels::Runs if single(r, c).is_some() => {
+                    let (t, v) = single(r, c).unwrap_or_default();
+                    if continues_run(r, c) {
+                        Cell {
+                            stripes: vec![band(t, String::new())],
+                            tooltip,
+                            alert: false,
+                            span: 0,
+                        }
+                    } else {
+                        let run = run_from(r, c);
+                        let text = if run > 1 {
+                            format!("T{t} V{v}-{}", v + run - 1)
+                        } else {
+                            format!("T{t}V{v}")
+                        };
+                        widest_run_label = widest_run_label
+                            .max((text.chars().count() as f64 * CHAR_W + 6.0) / f64::from(run));
+                        Cell {
+                            stripes: vec![band(t, text)],
+                            tooltip,
+                            alert: false,
+                            span: run,
+                        }
+                    }
+                }
+                _ => Cell {
+                    stripes: who
+                        .iter()
+                        .map(|&(t, v)| {
+                            band(
+                                t,
+                                if labels == TvLabels::Stacked {
+                                    format!("T{t}\nV{v}")
+                                } else {
+                                    format!("T{t}V{v}")
+                                },
+                            )
+                        })
+                        .collect(),
+                    tooltip,
+                    alert: false,
+                    span: 1,
+                },
+            };
+            cells.push(cell);
+        }
+    }
+    let (n_rows, n_cols) = (rows.len() as u32, cols.len() as u32);
+    let mut p = Panel::new(caption, n_rows, n_cols, cells);
+    p.row_labels = rows.map(|r| format!("{rn}{r}")).collect();
+    p.col_labels = cols.clone().map(|c| format!("{cn}{c}")).collect();
+    if labels == TvLabels::Runs {
+        // Narrow cells: as narrow as the run labels allow, the columns named every 8.
+        p.cell_w = Some(widest_run_label.max(10.0).ceil());
+        for (i, (c, l)) in cols.zip(p.col_labels.iter_mut()).enumerate() {
+            if c % 8 != 0 && i != 0 {
+                l.clear();
+            }
+        }
+    }
     p
 }
 
@@ -572,8 +932,51 @@ fn thread_legend(threads: u32) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Whether panels `width` wide, side by side, fit the book's column.
+fn fits_column(width: f64) -> bool {
+    MARGIN * 2.0 + width <= COLUMN_W
+}
+
+/// A TV panel labelled the first way that fits the column: plain, stacked, runs; else
+/// plain (too wide: the caller crops it, or the book scrolls it).
+fn tv_panel_fitted(atom: &TvAtom, caption: &str, rows: Range<u32>, cols: Range<u32>) -> Panel {
+    let plain = tv_panel(
+        atom,
+        caption.to_string(),
+        rows.clone(),
+        cols.clone(),
+        TvLabels::Plain,
+    );
+    if fits_column(plain.width()) {
+        return plain;
+    }
+    for labels in [TvLabels::Stacked, TvLabels::Runs] {
+        let p = tv_panel(
+            atom,
+            caption.to_string(),
+            rows.clone(),
+            cols.clone(),
+            labels,
+        );
+        if fits_column(p.width()) {
+            return p;
+        }
+    }
+    plain
+}
+
 /// A TV layout: every owner of every cell, colored by thread.
 pub fn tv(atom: &TvAtom) -> String {
+    tv_window(atom, 0..atom.rows, 0..atom.cols)
+}
+
+/// The cells `rows` x `cols` of a TV layout (clamped to the atom), for an atom too large
+/// to read whole at the book's width: one warp's rows, one n-block's columns. Headers and
+/// tooltips keep the atom's own coordinates; the caption says what part this is.
+pub fn tv_window(atom: &TvAtom, rows: Range<u32>, cols: Range<u32>) -> String {
+    let rows = rows.start.min(atom.rows)..rows.end.min(atom.rows);
+    let cols = cols.start.min(atom.cols)..cols.end.min(atom.cols);
+    let whole = rows == (0..atom.rows) && cols == (0..atom.cols);
     let shared = atom.owners().iter().any(|o| o.len() > 1);
     let mut caption = vec![format!(
         "{} threads x {} values over {}x{}; TV layout {}",
@@ -583,12 +986,31 @@ pub fn tv(atom: &TvAtom) -> String {
         atom.cols,
         atom.cute_notation()
     )];
+    if !whole {
+        let (rn, cn) = atom.operand.axes();
+        caption.insert(
+            0,
+            format!(
+                "Shown: {rn} {}-{} and {cn} {}-{} of the {}x{} atom; the whole figure has every cell.",
+                rows.start,
+                rows.end - 1,
+                cols.start,
+                cols.end - 1,
+                atom.rows,
+                atom.cols
+            ),
+        );
+    }
     if shared {
         caption.push("Cells held by several threads list every owner, one band each.".to_string());
     }
+    let panel = tv_panel_fitted(atom, &atom.name, rows, cols);
+    if panel.cells.iter().any(|c| c.span > 1) {
+        caption.push("A label across several cells: one thread's consecutive values (T5 V0-7: values 0 to 7).".to_string());
+    }
     Figure {
         title: atom.title.clone(),
-        panels: vec![(0, 0, tv_panel(atom, atom.name.clone()))],
+        panels: vec![(0, 0, panel)],
         legend: thread_legend(atom.threads()),
         caption,
     }
@@ -596,27 +1018,49 @@ pub fn tv(atom: &TvAtom) -> String {
 }
 
 /// An MMA atom the way CuTe's print_latex lays it out: A on the left, B above, C at the
-/// bottom right, so a row of A and a column of B meet at their C cell.
+/// bottom right, so a row of A and a column of B meet at their C cell. The three panels
+/// share one labelling (so their cells line up): plain where A and C fit the column side
+/// by side, else stacked.
 pub fn mma(atom: &MmaAtom) -> String {
+    let panels = |labels: TvLabels| {
+        let all = |t: &TvAtom| (0..t.rows, 0..t.cols);
+        let (br, bc) = all(&atom.b);
+        let (ar, ac) = all(&atom.a);
+        let (cr, cc) = all(&atom.c);
+        [
+            tv_panel(
+                &atom.b,
+                format!("B ({}x{}, k x n)", atom.k, atom.n),
+                br,
+                bc,
+                labels,
+            ),
+            tv_panel(
+                &atom.a,
+                format!("A ({}x{}, m x k)", atom.m, atom.k),
+                ar,
+                ac,
+                labels,
+            ),
+            tv_panel(
+                &atom.c,
+                format!("C/D ({}x{}, m x n)", atom.m, atom.n),
+                cr,
+                cc,
+                labels,
+            ),
+        ]
+    };
+    let width = |[b, a, c]: &[Panel; 3]| a.width() + PANEL_GAP + b.width().max(c.width());
+    let plain = panels(TvLabels::Plain);
+    let [b, a, c] = if fits_column(width(&plain)) {
+        plain
+    } else {
+        panels(TvLabels::Stacked)
+    };
     Figure {
         title: atom.title.clone(),
-        panels: vec![
-            (
-                1,
-                0,
-                tv_panel(&atom.b, format!("B ({}x{}, k x n)", atom.k, atom.n)),
-            ),
-            (
-                0,
-                1,
-                tv_panel(&atom.a, format!("A ({}x{}, m x k)", atom.m, atom.k)),
-            ),
-            (
-                1,
-                1,
-                tv_panel(&atom.c, format!("C/D ({}x{}, m x n)", atom.m, atom.n)),
-            ),
-        ],
+        panels: vec![(1, 0, b), (0, 1, a), (1, 1, c)],
         legend: thread_legend(32),
         caption: vec![
             format!(
@@ -685,6 +1129,7 @@ pub fn ldmatrix(l: &Ldmatrix) -> String {
                     who_text.join(", ")
                 ),
                 alert: false,
+                span: 1,
             }
         })
         .collect();
@@ -713,6 +1158,25 @@ pub fn ldmatrix(l: &Ldmatrix) -> String {
     .to_svg()
 }
 
+/// A bank's width in a bank map: 32 of them and the line addresses fit the column.
+const BANK_CELL_W: f64 = 20.0;
+
+/// The label of a run of banks `width` wide that `lanes` read: `L5`, or `5` where that
+/// does not fit; several lanes on one word `L0+31` (the first and how many more), or
+/// `×32` (how many).
+fn lane_label(lanes: &[u32], width: f64) -> String {
+    let fits = |s: &String| s.chars().count() as f64 * CHAR_W + 3.0 <= width;
+    let candidates = match lanes {
+        [one] => [format!("L{one}"), one.to_string()],
+        _ => [
+            format!("L{}+{}", lanes[0], lanes.len() - 1),
+            format!("×{}", lanes.len()),
+        ],
+    };
+    let [long, short] = candidates;
+    if fits(&long) { long } else { short }
+}
+
 /// A bank map: one panel per phase, rows = the 128-byte lines touched, columns = banks;
 /// touched words show their lane(s) and the bank group's color, conflicted banks are
 /// outlined in red, and the caption gives wavefronts against the ideal. It needs no
@@ -736,59 +1200,68 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
         let conflicted: Vec<u32> = phase.conflicts.iter().map(|c| c.bank).collect();
         let mut cells = Vec::new();
         for &line in &lines {
+            let readers: Vec<Vec<u32>> = (0..bank::BANKS)
+                .map(|b| {
+                    let word = line * 128 + 4 * u64::from(b);
+                    report
+                        .lanes
+                        .iter()
+                        .filter(|la| {
+                            la.phase == phase.index
+                                && la.addr <= word
+                                && word < la.addr + access.op.bytes_per_lane()
+                        })
+                        .map(|la| la.lane)
+                        .collect()
+                })
+                .collect();
             for b in 0..bank::BANKS {
                 let word = line * 128 + 4 * u64::from(b);
-                let lanes: Vec<u32> = report
-                    .lanes
-                    .iter()
-                    .filter(|la| {
-                        la.phase == phase.index
-                            && la.addr <= word
-                            && word < la.addr + access.op.bytes_per_lane()
-                    })
-                    .map(|la| la.lane)
-                    .collect();
+                let lanes = &readers[b as usize];
                 let alert = !lanes.is_empty() && conflicted.contains(&b);
-                cells.push(if lanes.is_empty() {
-                    Cell {
-                        stripes: Vec::new(),
-                        tooltip: format!(
-                            "byte {word}, bank {b}: not accessed in phase {}",
-                            phase.index
-                        ),
-                        alert: false,
-                    }
-                } else {
-                    let label = if lanes.len() == 1 {
-                        format!("L{}", lanes[0])
-                    } else {
-                        format!("L{}+{}", lanes[0], lanes.len() - 1)
-                    };
-                    let names: Vec<String> = lanes.iter().map(|l| l.to_string()).collect();
-                    let mut tip = format!(
-                        "byte {word}, bank {b}, phase {}: lane(s) {}",
-                        phase.index,
-                        names.join(", ")
-                    );
-                    if alert {
-                        let words = phase
-                            .conflicts
-                            .iter()
-                            .find(|c| c.bank == b)
-                            .map(|c| c.words.len())
-                            .unwrap_or(0);
-                        tip.push_str(&format!(
-                            "; bank {b} has {words} distinct words in this phase"
-                        ));
-                    }
-                    Cell {
-                        stripes: vec![Stripe {
-                            text: label,
-                            fill: color(u64::from(b / 4)).to_string(),
-                        }],
-                        tooltip: tip,
-                        alert,
-                    }
+                if lanes.is_empty() {
+                    cells.push(Cell::empty(format!(
+                        "byte {word}, bank {b}: not accessed in phase {}",
+                        phase.index
+                    )));
+                    continue;
+                }
+                // One label per run of banks the same lanes read (a lane's 16 bytes are
+                // four banks), so that 32 banks fit the column.
+                let starts_run = b == 0 || readers[b as usize - 1] != *lanes;
+                let run = readers[b as usize..]
+                    .iter()
+                    .take_while(|r| *r == lanes)
+                    .count() as u32;
+                let names: Vec<String> = lanes.iter().map(|l| l.to_string()).collect();
+                let mut tip = format!(
+                    "byte {word}, bank {b}, phase {}: lane(s) {}",
+                    phase.index,
+                    names.join(", ")
+                );
+                if alert {
+                    let words = phase
+                        .conflicts
+                        .iter()
+                        .find(|c| c.bank == b)
+                        .map(|c| c.words.len())
+                        .unwrap_or(0);
+                    tip.push_str(&format!(
+                        "; bank {b} has {words} distinct words in this phase"
+                    ));
+                }
+                cells.push(Cell {
+                    stripes: vec![Stripe {
+                        text: if starts_run {
+                            lane_label(lanes, f64::from(run) * BANK_CELL_W)
+                        } else {
+                            String::new()
+                        },
+                        fill: color(u64::from(b / 4)).to_string(),
+                    }],
+                    tooltip: tip,
+                    alert,
+                    span: if starts_run { run } else { 0 },
                 });
             }
         }
@@ -812,6 +1285,7 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
         );
         p.row_labels = lines.iter().map(|l| format!("@{}", l * 128)).collect();
         p.col_labels = (0..bank::BANKS).map(|b| format!("b{b}")).collect();
+        p.cell_w = Some(BANK_CELL_W);
         panels.push((0, phase.index as u32, p));
     }
     let mut legend: Vec<(String, String)> = (0..8)
@@ -830,7 +1304,7 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
         caption: vec![
             access.description.clone(),
             format!(
-                "{} wavefronts vs {} ideal{}. Rows: 128-byte lines (32 banks x 4 bytes); red outline: a bank with several distinct words in one phase.",
+                "{} wavefronts vs {} ideal{}. Rows: 128-byte lines (32 banks x 4 bytes); a cell names the lane that reads it (Ln or n; ×n: n lanes read one word); red outline: a bank with several distinct words in one phase.",
                 report.wavefronts,
                 report.ideal,
                 if report.conflict_free() { " (conflict-free)".to_string() } else { format!(" ({}-way worst phase)", report.max_way) }
@@ -844,6 +1318,23 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
 /// box's chunks with their global coordinates (left) and the same chunks at their
 /// physical place in shared memory (right), colored by the chunk's column in the box.
 pub fn tma(b: &TmaBox) -> String {
+    // `row:col` in a cell where the two panels fit the column, else the row over the col.
+    let one_line = tma_figure(b, ":");
+    if fits_column(
+        one_line
+            .panels
+            .iter()
+            .map(|(_, _, p)| p.width())
+            .sum::<f64>()
+            + PANEL_GAP,
+    ) {
+        one_line.to_svg()
+    } else {
+        tma_figure(b, "\n").to_svg()
+    }
+}
+
+fn tma_figure(b: &TmaBox, row_col: &str) -> Figure {
     let cells = b.cells();
     let per_chunk = 16 / b.elem_bytes;
     let chunks = b.box_cols / per_chunk;
@@ -852,6 +1343,7 @@ pub fn tma(b: &TmaBox) -> String {
         stripes: Vec::new(),
         tooltip: String::new(),
         alert: false,
+        span: 1,
     };
     let mut left = Vec::new();
     let mut right = vec![empty; (b.box_rows * chunks) as usize];
@@ -884,7 +1376,7 @@ pub fn tma(b: &TmaBox) -> String {
             );
             left.push(match first.global {
                 Some((gr, gc)) => Cell::single(
-                    format!("{gr}:{gc}"),
+                    format!("{gr}{row_col}{gc}"),
                     fill,
                     format!("{what} = {global} -> {to}"),
                 ),
@@ -892,6 +1384,7 @@ pub fn tma(b: &TmaBox) -> String {
                     stripes: Vec::new(),
                     tooltip: format!("{what}: {global} -> {to}"),
                     alert: false,
+                    span: 1,
                 },
             });
             right[(line * u64::from(chunks) + slot) as usize] =
@@ -906,7 +1399,11 @@ pub fn tma(b: &TmaBox) -> String {
         None => "no swizzle".to_string(),
     };
     let mut global = Panel::new(
-        "box in global memory (row:first col of each 16-byte chunk)",
+        if row_col == ":" {
+            "box in global memory (row:first col of each 16-byte chunk)"
+        } else {
+            "box in global memory (row over first col of each 16-byte chunk)"
+        },
         b.box_rows,
         chunks,
         left,
@@ -937,7 +1434,6 @@ pub fn tma(b: &TmaBox) -> String {
             b.elem_bytes
         )],
     }
-    .to_svg()
 }
 
 /// A plain or swizzled layout as a grid: mode 0 down the rows, the remaining modes

@@ -1,5 +1,5 @@
 //! The small SVG vocabulary of the column-width figures (`gmma.rs`, `ring.rs`,
-//! `timeline.rs`): colours, the font, the width limit, and text (wrapped to a width),
+//! `timeline.rs`; `render.rs` takes its width and character widths): colours, the font, the width limit, and text (wrapped to a width),
 //! rectangles and lines with coordinates written compactly. Written once so the figures
 //! look alike and read at the book's width.
 

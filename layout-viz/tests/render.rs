@@ -180,3 +180,111 @@ fn bounded_figures_stay_under_max_cells() {
         render::MAX_CELLS
     );
 }
+
+/// The width an SVG is drawn at (its viewBox) and its smallest font-size.
+fn width_and_smallest_text(svg: &str) -> (f64, f64) {
+    let view_box = svg
+        .split("viewBox=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let width: f64 = view_box.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let smallest = svg
+        .split("font-size=\"")
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().parse::<f64>().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    (width, smallest)
+}
+
+#[test]
+fn swizzle_by_chunks_moves_whole_chunks_as_the_kernels_function_does() {
+    let svg = book::swizzle_chunks_svg("(8,64):(64,1)", Some((3, 3, 3)), 2).unwrap();
+    all_cells_titled(&svg, 2 * 8 * 8);
+    // Row 1's chunk 0 (offsets 64-71) lands on chunk 1 of its line: 72-79.
+    assert!(svg.contains("row 1, chunk 0 = coords (1,0)..(1,7): offsets 64-71, chunk 0 of its 128-byte line, banks 0-3; swizzled to 72"));
+    assert!(svg.contains("row 1, chunk 0 = coords (1,0)..(1,7): offsets 72-79, chunk 1 of its 128-byte line, banks 4-7; unswizzled 64"));
+    // Row 7's chunk 7 (7 XOR 7 = 0) lands first in its line.
+    assert!(svg.contains("row 7, chunk 7 = coords (7,56)..(7,63): offsets 448-455, chunk 0"));
+    // A swizzle below the chunk (base 2: 4-element units) moves halves of chunks: no
+    // chunk view of it, rather than one that hides what moves.
+    assert!(book::swizzle_chunks_svg("(8,64):(64,1)", Some((3, 2, 3)), 2).is_err());
+    // Column-major rows are not chunks either.
+    assert!(book::layout_chunks_svg("(8,64):(1,8)", 2).is_err());
+    all_cells_titled(&book::layout_chunks_svg("(8,64):(64,1)", 2).unwrap(), 8 * 8);
+}
+
+#[test]
+fn bank_map_names_each_lane_once_per_run_of_banks() {
+    let access = bank::pattern("ldmatrix-q-unswizzled").unwrap();
+    let svg = render::bank_map(&access, &bank::simulate(&access).unwrap());
+    // Lane 8's 16 bytes are banks 0-3 of line 1024: one label over four cells, each
+    // still with its own tooltip.
+    assert_eq!(svg.matches("\nL8\n").count(), 1);
+    for b in 0..4 {
+        assert!(svg.contains(&format!(
+            "byte {}, bank {b}, phase 1: lane(s) 8;",
+            1024 + 4 * b
+        )));
+    }
+    // 4-byte loads: a lane is one bank, too narrow for `L`; 32 lanes on one word: ×32.
+    let access = bank::pattern("lds32-consecutive").unwrap();
+    let svg = render::bank_map(&access, &bank::simulate(&access).unwrap());
+    assert!(svg.contains("\n31\n") && !svg.contains("\nL31\n"));
+    let access = bank::pattern("lds32-broadcast").unwrap();
+    let svg = render::bank_map(&access, &bank::simulate(&access).unwrap());
+    assert!(svg.contains("\n×32\n"));
+}
+
+#[test]
+fn tv_runs_and_windows_keep_the_atoms_owners() {
+    // cp.async: thread 5 copies 8 consecutive elements per pass, one label per run.
+    let svg = render::tv(&atoms::tv_by_name("cp-async-32x64").unwrap());
+    all_cells_titled(&svg, 32 * 64);
+    assert_eq!(svg.matches("\nT5 V0-7\n").count(), 1);
+    assert_eq!(svg.matches("\nT5 V8-15\n").count(), 1);
+    // A window keeps the atom's coordinates: wgmma's row 16 is warp 1's first (T32).
+    let atom = atoms::tv_by_name("wgmma-m64n64k16-c").unwrap();
+    let svg = render::tv_window(&atom, 0..32, 0..16);
+    all_cells_titled(&svg, 32 * 16);
+    assert!(svg.contains("m=16 n=0: T32V0"));
+    assert!(svg.contains("Shown: m 0-31 and n 0-15 of the 64x64 atom"));
+    // The mma atom, too wide for the column on one line, stacks T over V.
+    let svg = render::mma(&atoms::mma_by_name("mma-m16n8k16").unwrap());
+    assert!(svg.contains("\nT31\n") && svg.contains("\nV7\n"));
+}
+
+#[test]
+fn the_figures_the_book_shows_fit_its_column() {
+    // Drawn at most the column's width with text of at least 10px, so the page shows them
+    // at full size (the browser check measures what the page draws).
+    let dir = std::env::temp_dir().join(format!("layout-viz-fit-{}", std::process::id()));
+    let manifest = book::write_book(&dir).unwrap();
+    // The whole figures behind a readable view, which the book links but does not show.
+    let whole = [
+        (
+            "layout-8x64-rowmajor.svg",
+            "layout-8x64-rowmajor-chunks.svg",
+        ),
+        ("swizzle-333-8x64.svg", "swizzle-333-8x64-chunks.svg"),
+        ("swizzle-233-8x32.svg", "swizzle-233-8x32-chunks.svg"),
+        ("wgmma-m64n64k16-c.svg", "wgmma-m64n64k16-c-warps01.svg"),
+    ];
+    for entry in &manifest.figures {
+        let svg = std::fs::read_to_string(dir.join(&entry.file)).unwrap();
+        let (width, smallest) = width_and_smallest_text(&svg);
+        if let Some((_, view)) = whole.iter().find(|(w, _)| *w == entry.file) {
+            assert!(
+                width > render::COLUMN_W,
+                "{}: fits now; show it instead of {view}",
+                entry.file
+            );
+            continue;
+        }
+        assert!(width <= render::COLUMN_W, "{}: {width} px wide", entry.file);
+        assert!(smallest >= 10.0, "{}: {smallest} px text", entry.file);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -8,14 +8,32 @@ use super::results::{BenchResults, Row, RowKind};
 use anyhow::{Context as _, Result, anyhow};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-const PANEL_W: u32 = 720;
-/// Width of the legend column right of each chart (so it never covers a line).
-const LEGEND_W: u32 = 150;
-const PANEL_H: u32 = 420;
-const TITLE_H: u32 = 36;
+/// The width of every figure: the book's text column, where it is shown at 1:1 so its
+/// text reads at the sizes below. Panels are stacked, one per row, rather than shrunk.
+pub const FIGURE_W: u32 = 740;
+/// Width of the legend column right of each chart (so it never covers a line); it holds
+/// `6-fewer-instructions` at 13px.
+const LEGEND_W: u32 = 180;
+/// A panel's height, or more where its legend needs it.
+const PANEL_H: u32 = 380;
+/// The first legend entry's baseline and the step between entries.
+const LEGEND_TOP: u32 = 48;
+const LEGEND_STEP: u32 = 20;
+/// Two lines: the figure's title and the run it is drawn from.
+const TITLE_H: u32 = 52;
+/// The smallest text the figures use (tick labels), in CSS pixels.
+pub const MIN_TEXT_PX: f64 = 12.0;
+
+/// A sans-serif font of at least `px` CSS pixels as the SVG shows it: plotters' SVG
+/// backend writes a style's size divided by 1.24 (its pixel-to-point guess), so ask for
+/// 1.24 times more, rounded up (the chart's labels keep only whole sizes).
+fn font(px: f64) -> (&'static str, f64) {
+    ("sans-serif", (px * 1.24).ceil())
+}
 
 /// One line of a chart.
 #[derive(Clone, Debug)]
@@ -193,7 +211,7 @@ fn draw_panel(
     let (w, _) = area.dim_in_pixel();
     let (plot_area, legend_area) = area.split_horizontally(w.saturating_sub(LEGEND_W));
     let mut chart = ChartBuilder::on(&plot_area)
-        .caption(&panel.title, ("sans-serif", 18))
+        .caption(&panel.title, font(15.0))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(56)
@@ -226,6 +244,8 @@ fn draw_panel(
         .y_label_formatter(&y_fmt)
         .x_desc("sequence length")
         .y_desc(panel.y_desc)
+        .label_style(font(MIN_TEXT_PX))
+        .axis_desc_style(font(13.0))
         .light_line_style(RGBColor(238, 238, 238))
         .draw()
         .map_err(plot_err)?;
@@ -261,7 +281,7 @@ fn draw_panel(
     }
     // The legend, in its own column.
     for (i, s) in panel.series.iter().enumerate() {
-        let y = 48 + 20 * i as i32;
+        let y = (LEGEND_TOP + LEGEND_STEP * i as u32) as i32;
         let width = if s.baseline { 1 } else { 2 };
         legend_area
             .draw(&PathElement::new(
@@ -279,7 +299,7 @@ fn draw_panel(
                 .map_err(plot_err)?;
         }
         legend_area
-            .draw(&Text::new(s.label.clone(), (34, y - 7), ("sans-serif", 13)))
+            .draw(&Text::new(s.label.clone(), (34, y - 8), font(13.0)))
             .map_err(plot_err)?;
     }
     if panel.series.is_empty() {
@@ -287,28 +307,38 @@ fn draw_panel(
             .draw(&Text::new(
                 "no rows passed",
                 (w as i32 / 2 - 100, PANEL_H as i32 / 2),
-                ("sans-serif", 14),
+                font(14.0),
             ))
             .map_err(plot_err)?;
     }
     Ok(())
 }
 
-/// A grid of panels with a title, written to `path`.
+/// Panels one under another, under a title and a subtitle, written to `path`.
 fn draw_figure(
     path: &Path,
-    title: &str,
-    cols: usize,
+    (title, subtitle): (&str, &str),
     panels: &[Panel],
     x: (f64, f64),
 ) -> Result<()> {
-    let rows = panels.len().div_ceil(cols.max(1)).max(1);
-    let cols = cols.clamp(1, panels.len().max(1));
-    let size = (PANEL_W * cols as u32, PANEL_H * rows as u32 + TITLE_H);
-    let root = SVGBackend::new(path, size).into_drawing_area();
+    // Every panel as tall as the longest legend needs, so the panels line up.
+    let series = panels.iter().map(|p| p.series.len()).max().unwrap_or(0) as u32;
+    let panel_h = PANEL_H.max(LEGEND_TOP + LEGEND_STEP * series);
+    let rows = panels.len().max(1) as u32;
+    let root = SVGBackend::new(path, (FIGURE_W, panel_h * rows + TITLE_H)).into_drawing_area();
     root.fill(&WHITE).map_err(plot_err)?;
-    let body = root.titled(title, ("sans-serif", 20)).map_err(plot_err)?;
-    for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
+    let centre =
+        |px: f64| TextStyle::from(font(px).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    root.draw(&Text::new(title, (FIGURE_W as i32 / 2, 8), centre(16.0)))
+        .map_err(plot_err)?;
+    root.draw(&Text::new(
+        subtitle,
+        (FIGURE_W as i32 / 2, 30),
+        centre(13.0),
+    ))
+    .map_err(plot_err)?;
+    let (_, body) = root.split_vertically(TITLE_H);
+    for (area, panel) in body.split_evenly((rows as usize, 1)).iter().zip(panels) {
         draw_panel(area, panel, x)?;
     }
     root.present()
@@ -390,8 +420,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         let path = dir.join(tflops_svg(d));
         draw_figure(
             &path,
-            &format!("Forward TFLOPS, head dim {d} ({subtitle})"),
-            2,
+            (&format!("Forward TFLOPS, head dim {d}"), &subtitle),
             &panels,
             x,
         )?;
@@ -425,10 +454,10 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         let path = dir.join(SOL_PERCENT_SVG);
         draw_figure(
             &path,
-            &format!(
-                "Percent of the measured speed of light: cuBLAS bf16 GEMM {gemm:.0} TFLOPS ({subtitle})"
+            (
+                &format!("Percent of the speed of light: cuBLAS bf16 GEMM, {gemm:.0} TFLOPS"),
+                &subtitle,
             ),
-            causals.len(),
             &panels,
             x,
         )?;
@@ -468,8 +497,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         let path = dir.join(SPEEDUPS_SVG);
         draw_figure(
             &path,
-            &format!("Each stage over the one before ({subtitle})"),
-            causals.len(),
+            ("Each stage over the one before", &subtitle),
             &panels,
             x,
         )?;
@@ -519,6 +547,41 @@ mod tests {
         assert_eq!(nice_ceiling(643.0), 800.0);
         assert_eq!(nice_ceiling(180.0), 200.0);
         assert_eq!(nice_ceiling(-1.0), 1.0);
+    }
+
+    /// Each figure of a committed run of record is the column's width, and its smallest
+    /// text (font-size as written, which is what the page shows at 1:1) is MIN_TEXT_PX
+    /// (give or take the rounding in `font`).
+    #[test]
+    fn figures_fit_the_column_with_readable_text() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let res = BenchResults::read(&root.join("bench/results/record/bench.json")).unwrap();
+        let dir = std::env::temp_dir().join(format!("flashlab-plots-{}", std::process::id()));
+        let written = write_all(&res, &dir).unwrap();
+        let svgs: Vec<&PathBuf> = written
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+            .collect();
+        assert!(svgs.len() >= 3);
+        for path in svgs {
+            let svg = std::fs::read_to_string(path).unwrap();
+            assert!(
+                svg.starts_with(&format!("<svg width=\"{FIGURE_W}\"")),
+                "{}",
+                path.display()
+            );
+            let smallest = svg
+                .split("font-size=\"")
+                .skip(1)
+                .map(|s| s.split('"').next().unwrap().parse::<f64>().unwrap())
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                (MIN_TEXT_PX..MIN_TEXT_PX + 0.5).contains(&smallest),
+                "{}: {smallest}",
+                path.display()
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
