@@ -167,8 +167,9 @@ pub fn apply_op(name: &str, layout: &str, arg: &str, swizzle: &str) -> String {
 }
 
 /// `eval LAYOUT COORD` (swizzled first when `swizzle` is `B,M,S`): the offset as `text`.
+/// (Not named `eval`, which JavaScript reserves.)
 #[wasm_bindgen]
-pub fn eval(layout: &str, coord: &str, swizzle: &str) -> String {
+pub fn evaluate(layout: &str, coord: &str, swizzle: &str) -> String {
     let operand = match parse_swizzle(swizzle).map(|sw| swizzled(layout, sw)) {
         Ok(operand) => operand,
         Err(e) => return respond(Vec::new(), Err(e)),

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use layout_viz::book;
-use layout_viz_wasm::{apply_op, catalog, draw_atom, draw_bank, draw_layout, eval};
+use layout_viz_wasm::{apply_op, catalog, draw_atom, draw_bank, draw_layout, evaluate};
 
 fn answer(json: String) -> Value {
     serde_json::from_str(&json).expect("every binding answers JSON")
@@ -124,11 +124,11 @@ fn operations_print_cute_notation() {
 #[test]
 fn eval_is_the_cli_eval() {
     assert_eq!(
-        answer(eval("((2,2),8,16):((1,2),4,32)", "((0,1),4,3)", ""))["text"],
+        answer(evaluate("((2,2),8,16):((1,2),4,32)", "((0,1),4,3)", ""))["text"],
         "114"
     );
     assert_eq!(
-        answer(eval("(8,64):(64,1)", "(1,0)", "3,3,3"))["text"],
+        answer(evaluate("(8,64):(64,1)", "(1,0)", "3,3,3"))["text"],
         "72"
     );
 }
