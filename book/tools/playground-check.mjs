@@ -194,11 +194,12 @@ async function openPlayground(hash = "") {
   return page;
 }
 
-// Types each field as a reader would; a field the page hides for this view (an
-// operation's operand, the bank map's fields) is set behind the scenes, to reset it.
+// Types each field that changes as a reader would; a field the page hides for this view
+// (an operation's operand, the bank map's fields) is set behind the scenes, to reset it.
 async function setState(page, state) {
   for (const key of ["view", "access", "layout", "sw", "arg", "coord", "lanes", "elem"]) {
     const id = "#" + FIELD_IDS[key];
+    if ((await page.$eval(id, (e) => e.value)) === state[key]) continue;
     if (!(await page.locator(id).isVisible())) {
       await page.$eval(id, (e, v) => {
         e.value = v;

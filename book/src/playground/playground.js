@@ -155,7 +155,8 @@
     readHash();
     $("pg-status").hidden = true;
     $("pg-form").hidden = false;
-    $("pg-form").addEventListener("input", () => {
+    // The whole playground, not the form alone: the bank map's fields sit below it.
+    $("playground").addEventListener("input", () => {
       writeHash();
       render();
     });
