@@ -87,7 +87,7 @@ function commands(s) {
     main = { draw };
   }
   const bank = s.view === "layout" && s.lanes ? ["draw", "bank", "--layout", swizzled, "--lanes", s.lanes, "--access", s.access, "--elem-bytes", s.elem] : null;
-  const evalArgs = (s.view === "layout" || s.view.startsWith("op/")) && s.coord ? ["eval", swizzled, s.coord] : null;
+  const evalArgs = s.view === "layout" && s.coord ? ["eval", swizzled, s.coord] : null;
   return { main, bank, evalArgs };
 }
 
@@ -102,7 +102,8 @@ const FIXED = [
   { name: "composition", view: "op/composition", layout: "(6,2):(8,2)", arg: "(4,3):(3,1)" },
   { name: "complement", view: "op/complement", layout: "4:1", arg: "24" },
   { name: "coalesce", view: "op/coalesce", layout: "(2,(1,6)):(1,(6,2))" },
-  { name: "left inverse", view: "op/left-inverse", layout: "(2,8):(8,1)", coord: "5" },
+  { name: "left inverse", view: "op/left-inverse", layout: "(2,8):(8,1)" },
+  { name: "a swizzled layout, evaluated", layout: L, sw: "3,3,3", coord: "(1,8)", lanes: "" },
   { name: "logical divide", view: "op/logical-divide", layout: "(4,2,3):(2,1,8)", arg: "4:2" },
   { name: "zipped divide by mode", view: "op/zipped-divide", layout: "(12,32):(32,1)", arg: "[4:1,8:1]" },
   { name: "a divide keeps the swizzle", view: "op/logical-divide", layout: L, sw: "3,3,3", arg: "[_,8]" },
@@ -310,6 +311,8 @@ async function checkCase(page, c) {
     const r = cli(evalArgs);
     const expect = r.error !== undefined ? r.error : `offset ${r.ok.trim()}`;
     if (got.evalText !== expect) fail(`eval shows "${got.evalText}", the CLI says "${expect}"`);
+  } else if (got.evalText !== "") {
+    fail(`eval shows "${got.evalText}" where nothing is evaluated`);
   }
   return got;
 }

@@ -95,14 +95,16 @@
     } else {
       show("pg", JSON.parse(wasm_bindgen.draw_atom(view)));
     }
-    // The bank map and eval read the typed layout, so they go with the layout view.
+    // The bank map reads the typed layout, so it goes with the layout view.
     $("pg-bank").hidden = view !== "layout";
     if (view === "layout" && v("lanes").trim() !== "") {
       show("pg-bank", JSON.parse(wasm_bindgen.draw_bank(v("layout"), v("sw"), v("lanes"), v("access"), elemBytes)));
     } else {
       clear("pg-bank");
     }
-    if (usesLayout && v("coord").trim() !== "") {
+    // Evaluating reads the typed (swizzled) layout, so it goes with the layout view too.
+    $("pg-coord-field").hidden = view !== "layout";
+    if (view === "layout" && v("coord").trim() !== "") {
       const answer = JSON.parse(wasm_bindgen.evaluate(v("layout"), v("coord"), v("sw")));
       $("pg-eval").textContent = answer.error !== undefined ? answer.error : "offset " + answer.text;
       $("pg-eval").classList.toggle("pg-error", answer.error !== undefined);
