@@ -21,7 +21,7 @@ use thiserror::Error;
 
 use crate::atoms::{self, RowCol};
 #[cfg(not(target_arch = "wasm32"))]
-use crate::kernel_fns::{self, KernelFnError};
+use crate::kernel_fns;
 use crate::layout::Layout;
 use crate::swizzle::AnyLayout;
 
@@ -47,9 +47,6 @@ pub enum BankError {
     UnknownAccess { name: String, known: String },
     #[error("lanes {lanes}: {why}")]
     Lanes { lanes: String, why: String },
-    #[cfg(not(target_arch = "wasm32"))]
-    #[error(transparent)]
-    KernelFn(#[from] KernelFnError),
 }
 
 /// The instruction issuing the access.

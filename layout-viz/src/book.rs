@@ -71,7 +71,7 @@ fn check_swizzle_fits(text: &str, layout: &AnyLayout) -> Result<(), BookError> {
     let sw = c.swizzle;
     let bit_range = |mask: i64| format!("{}-{}", mask.trailing_zeros(), 63 - mask.leading_zeros());
     let offsets = format!(
-        "the layout's offsets 0..{} (bits 0-{})",
+        "the layout's offsets 0-{} (bits 0-{})",
         end - 1,
         span_bits.max(1) - 1
     );
