@@ -7,9 +7,8 @@
 // (file://) with every other request refused.
 //
 // Usage: node playground-check.mjs BOOK_HTML_DIR LAYOUT_VIZ_BINARY
-import { existsSync } from "node:fs";
-import { readFileSync, readdirSync } from "node:fs";
-import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
