@@ -135,6 +135,9 @@ _layout-viz:
 
 mdbook_version := "0.4.52"
 mdbook := justfile_directory() / ".toolchain/mdbook/bin/mdbook"
+# The playground's wasm-bindgen-cli must be the version of the wasm-bindgen crate that
+# layout-viz-wasm links (pinned there; read from Cargo.lock).
+wasm_bindgen := justfile_directory() / ".toolchain/wasm-bindgen/bin/wasm-bindgen"
 
 # Install the book's tools: mdbook into .toolchain/mdbook, KaTeX and playwright-core into book/tools/node_modules (a no-op when present)
 book-tools:
@@ -143,6 +146,15 @@ book-tools:
     if ! "{{mdbook}}" --version 2>/dev/null | grep -qx "mdbook v{{mdbook_version}}"; then
         echo "installing mdbook {{mdbook_version}} into .toolchain/mdbook (a few minutes)"
         cargo install --locked --quiet --root .toolchain/mdbook mdbook --version {{mdbook_version}}
+    fi
+    wasm_bindgen_version="$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)"
+    if ! "{{wasm_bindgen}}" --version 2>/dev/null | grep -qx "wasm-bindgen $wasm_bindgen_version"; then
+        echo "installing wasm-bindgen-cli $wasm_bindgen_version into .toolchain/wasm-bindgen, for the playground (a few minutes)"
+        # Only the one binary, without TLS (it serves the test runner's downloads): a third less to compile.
+        cargo install --locked --quiet --no-default-features --bin wasm-bindgen --root .toolchain/wasm-bindgen wasm-bindgen-cli --version "$wasm_bindgen_version"
+    fi
+    if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+        rustup target add wasm32-unknown-unknown
     fi
     if [ ! -f book/tools/node_modules/.package-lock.json ] || [ book/tools/package-lock.json -nt book/tools/node_modules/.package-lock.json ]; then
         npm ci --prefix book/tools --no-audit --no-fund --silent
@@ -157,20 +169,28 @@ book-tools:
     fi
 
 # Draw the diagrams (layout-viz book) and the runs of record's plots and tables (`just plots`; the ladder's and the Hopper stages'), then build the book into book/build
-book: book-tools _layout-viz _flashlab
+book: book-tools _layout-viz _flashlab _playground
     cargo run --quiet -p layout-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cargo run --release --quiet -- plots --from bench/results/record-hopper/bench.json --out book/src/generated/bench-hopper
     mkdir -p book/src/generated/timelines && cp bench/results/record-hopper/timelines/*.svg book/src/generated/timelines/
     cd book && "{{mdbook}}" build
 
+# The playground's module: layout-viz-wasm for wasm32, bound by wasm-bindgen, into book/src/generated/playground/.
+[private]
+_playground: book-tools
+    cargo build --quiet -p layout-viz-wasm --target wasm32-unknown-unknown --profile playground
+    "{{wasm_bindgen}}" --target no-modules --no-typescript --out-dir "${CARGO_TARGET_DIR:-target}/playground-bindgen" "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/playground/layout_viz_wasm.wasm"
+    node book/tools/playground-bundle.mjs "${CARGO_TARGET_DIR:-target}/playground-bindgen" book/src/generated/playground
+
 # Serve the book at http://localhost:3000 with live reload (diagrams drawn once at start)
 serve: book
     cd book && "{{mdbook}}" serve
 
 # Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams or script errors; screenshots of the stage chapters and Results go to book/build/screenshots/; without Chromium it says it skipped (fails when CI is set)
-book-browser:
+book-browser: _layout-viz
     node book/tools/browser-check.mjs book/build book/build/screenshots
+    node book/tools/playground-check.mjs book/build "${CARGO_TARGET_DIR:-target}/debug/layout-viz"
 
 # Build the book, then check it in headless Chromium (`just test` runs this when mdbook is installed or CI is set)
 book-check: book book-browser

@@ -14,7 +14,12 @@
 use serde::Serialize;
 use thiserror::Error;
 
-pub use crate::kernel_fns::RowCol;
+/// A (row, col) coordinate, as the headers' `flashlab::RowCol`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowCol {
+    pub row: u32,
+    pub col: u32,
+}
 
 /// An atom name or parameter that does not describe a hardware atom.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

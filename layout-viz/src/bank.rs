@@ -9,14 +9,21 @@
 //! busiest bank has distinct words. The ideal is one wavefront per phase.
 //!
 //! The named patterns (`pattern`) are the stages' real reads, computed from the kernels'
-//! own index functions through `kernel_fns`.
+//! own index functions through `kernel_fns` (on wasm32, from layout-viz's models of them:
+//! `IndexFns`). `layout_access` builds a warp's access from any layout instead: lane l
+//! touches the element a layout of lanes picks, which is how the playground draws the
+//! bank map of what a reader types.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::kernel_fns::{self, KernelFnError};
+use crate::atoms::{self, RowCol};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::kernel_fns;
+use crate::layout::Layout;
+use crate::swizzle::AnyLayout;
 
 /// Banks in shared memory.
 pub const BANKS: u32 = 32;
@@ -36,8 +43,10 @@ pub enum BankError {
     Unsupported(String),
     #[error("unknown access pattern `{name}`; known: {known}")]
     UnknownPattern { name: String, known: String },
-    #[error(transparent)]
-    KernelFn(#[from] KernelFnError),
+    #[error("unknown access `{name}`; known: {known}")]
+    UnknownAccess { name: String, known: String },
+    #[error("lanes {lanes}: {why}")]
+    Lanes { lanes: String, why: String },
 }
 
 /// The instruction issuing the access.
@@ -74,6 +83,45 @@ impl Op {
             }
         };
         Ok((0..count).map(|p| p * width..(p + 1) * width).collect())
+    }
+
+    /// The access names `layout_access` takes (`Op::from_name`), one per kind of access.
+    pub const NAMES: &str = "ld32, ld64, ld128, st32, st64, st128, ldmatrix-x1|x2|x4[-trans]";
+
+    /// An access by name: `ld32`/`st128` (a load or store of that many bits per lane) or
+    /// `ldmatrix-x4[-trans]`.
+    pub fn from_name(name: &str) -> Result<Op, BankError> {
+        let unknown = || BankError::UnknownAccess {
+            name: name.to_string(),
+            known: Op::NAMES.to_string(),
+        };
+        if let Some(rest) = name.strip_prefix("ldmatrix-x") {
+            let (num, trans) = match rest.strip_suffix("-trans") {
+                Some(n) => (n, true),
+                None => (rest, false),
+            };
+            return match num {
+                "1" | "2" | "4" => Ok(Op::Ldmatrix {
+                    num: num.parse().map_err(|_| unknown())?,
+                    trans,
+                }),
+                _ => Err(unknown()),
+            };
+        }
+        let (store, bits) = if let Some(b) = name.strip_prefix("ld") {
+            (false, b)
+        } else if let Some(b) = name.strip_prefix("st") {
+            (true, b)
+        } else {
+            return Err(unknown());
+        };
+        match bits {
+            "32" | "64" | "128" => Ok(Op::Access {
+                bits: bits.parse().map_err(|_| unknown())?,
+                store,
+            }),
+            _ => Err(unknown()),
+        }
     }
 
     /// PTX-like spelling for captions.
@@ -229,11 +277,81 @@ pub const HEAD_DIM: u64 = 64;
 /// Bytes per bf16 element.
 pub const ELEM_BYTES: u64 = 2;
 
-/// The element offset stored at (row, col) of a (rows x 64) tile: the kernels' own
-/// `tile_offset_swizzled<64>` (stage 4 on) or `tile_offset_rowmajor<64>` (stage 3).
-fn tile_offset(row: u32, col: u32, swizzled: bool) -> Result<u64, BankError> {
-    Ok(kernel_fns::tile_offset(HEAD_DIM as u32, swizzled, row, col)
-        .expect("smem_tile.cuh lays out head dim 64"))
+/// The kernels' index functions the stage patterns are computed from: the kernels' own
+/// (`KERNELS`, the C++ host build, native targets only) or layout-viz's models of them
+/// (`MODELS`: the atoms and `Swizzle`). `tests/bank.rs` holds the two equal on every
+/// named pattern, so the playground (wasm32, models) draws what the CLI draws.
+#[derive(Clone, Copy)]
+pub struct IndexFns {
+    /// `ldmatrix_address_of(lane)`: the (matrix, row) whose 16-byte row `lane` addresses.
+    pub ldmatrix_address_of: fn(u32) -> (u32, u32),
+    /// `mma_m16n8k16_a(lane, i)`: (m, k) of element i of lane's A fragment.
+    pub mma_m16n8k16_a: fn(u32, u32) -> RowCol,
+    /// `mma_m16n8k16_b(lane, i)`: (k, n) of element i of lane's B fragment.
+    pub mma_m16n8k16_b: fn(u32, u32) -> RowCol,
+    /// The element offset stored at (row, col) of a (rows x 64) tile:
+    /// `tile_offset_swizzled<64>` (stage 4 on) or `tile_offset_rowmajor<64>` (stage 3).
+    pub tile_offset: fn(u32, u32, bool) -> u64,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn kernel_tile_offset(row: u32, col: u32, swizzled: bool) -> u64 {
+    kernel_fns::tile_offset(HEAD_DIM as u32, swizzled, row, col)
+        .expect("smem_tile.cuh lays out head dim 64")
+}
+
+fn model_ldmatrix_address_of(lane: u32) -> (u32, u32) {
+    // The model draws matrix m's rows as stored rows 8m..8m+7.
+    let stored = atoms::ldmatrix(4, false)
+        .expect("ldmatrix.x4 exists")
+        .src
+        .coord(lane, 0)
+        .row;
+    (stored / 8, stored % 8)
+}
+
+fn model_mma_a(lane: u32, i: u32) -> RowCol {
+    atoms::mma_m16n8k16_a().coord(lane, i)
+}
+
+fn model_mma_b(lane: u32, i: u32) -> RowCol {
+    atoms::mma_m16n8k16_b().coord(lane, i)
+}
+
+/// Row-major 64-wide rows, under `Swizzle<3,3,3>` when swizzled (smem_tile.cuh's choice
+/// for head dim 64: 8-element chunks XORed with the row mod 8).
+fn model_tile_offset(row: u32, col: u32, swizzled: bool) -> u64 {
+    let linear = i64::from(row) * HEAD_DIM as i64 + i64::from(col);
+    if swizzled {
+        crate::swizzle::Swizzle::new(3, 3, 3).apply(linear) as u64
+    } else {
+        linear as u64
+    }
+}
+
+impl IndexFns {
+    /// The kernels' own functions, from the host build.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub const KERNELS: IndexFns = IndexFns {
+        ldmatrix_address_of: kernel_fns::ldmatrix_address_of,
+        mma_m16n8k16_a: kernel_fns::mma_m16n8k16_a,
+        mma_m16n8k16_b: kernel_fns::mma_m16n8k16_b,
+        tile_offset: kernel_tile_offset,
+    };
+
+    /// layout-viz's models of the same functions.
+    pub const MODELS: IndexFns = IndexFns {
+        ldmatrix_address_of: model_ldmatrix_address_of,
+        mma_m16n8k16_a: model_mma_a,
+        mma_m16n8k16_b: model_mma_b,
+        tile_offset: model_tile_offset,
+    };
+
+    /// What `pattern` uses: the kernels' own functions wherever they can be compiled.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub const DEFAULT: IndexFns = IndexFns::KERNELS;
+    #[cfg(target_arch = "wasm32")]
+    pub const DEFAULT: IndexFns = IndexFns::MODELS;
 }
 
 /// Which tile the warp's `ldmatrix.x4` reads, and how the four matrices map onto it.
@@ -253,40 +371,36 @@ enum Operand {
 /// lane -> (matrix, row) map and the matrix -> block map both come from the kernels'
 /// index functions (`ldmatrix_address_of`, `mma_m16n8k16_a/b` of lane 0, whose element
 /// 2m is the top-left of the block register m holds).
-fn ldmatrix_tile_addrs(operand: Operand, swizzled: bool) -> Result<Vec<Option<u64>>, BankError> {
+fn ldmatrix_tile_addrs(fns: &IndexFns, operand: Operand, swizzled: bool) -> Vec<Option<u64>> {
     (0..WARP as u32)
         .map(|lane| {
-            let (matrix, row) = kernel_fns::ldmatrix_address_of(lane);
+            let (matrix, row) = (fns.ldmatrix_address_of)(lane);
             let (r, c) = match operand {
                 Operand::Q => {
-                    let origin = kernel_fns::mma_m16n8k16_a(0, 2 * matrix);
+                    let origin = (fns.mma_m16n8k16_a)(0, 2 * matrix);
                     (origin.row + row, origin.col)
                 }
                 Operand::K => {
                     // b[2j] of lane 0 is (k, n) = (8j, 0); K's stored row is n, column k.
-                    let origin = kernel_fns::mma_m16n8k16_b(0, 2 * (matrix % 2));
+                    let origin = (fns.mma_m16n8k16_b)(0, 2 * (matrix % 2));
                     (8 * (matrix / 2) + origin.col + row, origin.row)
                 }
                 Operand::V => {
                     // With .trans the stored rows are k (the kv index), columns n (d).
-                    let origin = kernel_fns::mma_m16n8k16_b(0, 2 * (matrix % 2));
+                    let origin = (fns.mma_m16n8k16_b)(0, 2 * (matrix % 2));
                     (origin.row + row, 8 * (matrix / 2) + origin.col)
                 }
             };
-            Ok(Some(tile_offset(r, c, swizzled)? * ELEM_BYTES))
+            Some((fns.tile_offset)(r, c, swizzled) * ELEM_BYTES)
         })
         .collect()
 }
 
 /// The first warp's `cp.async` 16-byte stores of a (rows x 64) bf16 tile: lane l writes
 /// chunk l % 8 of row l / 8.
-fn cp_async_tile_addrs(swizzled: bool) -> Result<Vec<Option<u64>>, BankError> {
+fn cp_async_tile_addrs(fns: &IndexFns, swizzled: bool) -> Vec<Option<u64>> {
     (0..WARP as u32)
-        .map(|lane| {
-            Ok(Some(
-                tile_offset(lane / 8, 8 * (lane % 8), swizzled)? * ELEM_BYTES,
-            ))
-        })
+        .map(|lane| Some((fns.tile_offset)(lane / 8, 8 * (lane % 8), swizzled) * ELEM_BYTES))
         .collect()
 }
 
@@ -342,6 +456,11 @@ pub const PATTERNS: &[(&str, &str)] = &[
 
 /// A named access pattern.
 pub fn pattern(name: &str) -> Result<Access, BankError> {
+    pattern_with(name, &IndexFns::DEFAULT)
+}
+
+/// A named access pattern, its stage reads computed from `fns`.
+pub fn pattern_with(name: &str, fns: &IndexFns) -> Result<Access, BankError> {
     let description = PATTERNS
         .iter()
         .find(|(n, _)| *n == name)
@@ -361,37 +480,37 @@ pub fn pattern(name: &str) -> Result<Access, BankError> {
     let every = |step: u64| (0..WARP as u64).map(|l| Some(l * step)).collect::<Vec<_>>();
     let load = |bits| Op::Access { bits, store: false };
     let (op, addrs) = match name {
-        "ldmatrix-q-unswizzled" => (ldsm, ldmatrix_tile_addrs(Operand::Q, false)?),
-        "ldmatrix-q-swizzled" => (ldsm, ldmatrix_tile_addrs(Operand::Q, true)?),
-        "ldmatrix-k-unswizzled" => (ldsm, ldmatrix_tile_addrs(Operand::K, false)?),
-        "ldmatrix-k-swizzled" => (ldsm, ldmatrix_tile_addrs(Operand::K, true)?),
+        "ldmatrix-q-unswizzled" => (ldsm, ldmatrix_tile_addrs(fns, Operand::Q, false)),
+        "ldmatrix-q-swizzled" => (ldsm, ldmatrix_tile_addrs(fns, Operand::Q, true)),
+        "ldmatrix-k-unswizzled" => (ldsm, ldmatrix_tile_addrs(fns, Operand::K, false)),
+        "ldmatrix-k-swizzled" => (ldsm, ldmatrix_tile_addrs(fns, Operand::K, true)),
         "ldmatrix-v-trans-unswizzled" => (
             Op::Ldmatrix {
                 num: 4,
                 trans: true,
             },
-            ldmatrix_tile_addrs(Operand::V, false)?,
+            ldmatrix_tile_addrs(fns, Operand::V, false),
         ),
         "ldmatrix-v-trans-swizzled" => (
             Op::Ldmatrix {
                 num: 4,
                 trans: true,
             },
-            ldmatrix_tile_addrs(Operand::V, true)?,
+            ldmatrix_tile_addrs(fns, Operand::V, true),
         ),
         "cp-async-unswizzled" => (
             Op::Access {
                 bits: 128,
                 store: true,
             },
-            cp_async_tile_addrs(false)?,
+            cp_async_tile_addrs(fns, false),
         ),
         "cp-async-swizzled" => (
             Op::Access {
                 bits: 128,
                 store: true,
             },
-            cp_async_tile_addrs(true)?,
+            cp_async_tile_addrs(fns, true),
         ),
         "lds32-consecutive" => (load(32), every(4)),
         "lds32-broadcast" => (load(32), every(0)),
@@ -403,6 +522,67 @@ pub fn pattern(name: &str) -> Result<Access, BankError> {
     Ok(Access {
         name: name.to_string(),
         description,
+        op,
+        addrs,
+    })
+}
+
+/// A warp's access through a layout: lane `l` (for `l < size(lanes)`, the other lanes
+/// idle) touches the element at offset `layout(lanes(l))`, i.e. `layout ∘ lanes` read
+/// in `elem_bytes`-byte elements, with the access `op`. For a row-major (8,64) tile,
+/// `lanes = (8,4):(1,64)` with `ldmatrix-x4` is lane l giving row l % 8, column
+/// 8 (l / 8): the stage 3 and 4 reads.
+pub fn layout_access(
+    layout: &AnyLayout,
+    lanes: &Layout,
+    op: Op,
+    elem_bytes: u32,
+) -> Result<Access, BankError> {
+    let bad_lanes = |why: String| BankError::Lanes {
+        lanes: lanes.to_string(),
+        why,
+    };
+    if elem_bytes == 0 {
+        return Err(bad_lanes("elements of 0 bytes".to_string()));
+    }
+    if lanes.size() > WARP as i64 {
+        return Err(bad_lanes(format!(
+            "{} lanes, more than a warp's {WARP}",
+            lanes.size()
+        )));
+    }
+    let mut addrs = vec![None; WARP];
+    for (lane, slot) in addrs
+        .iter_mut()
+        .enumerate()
+        .take(lanes.size().max(0) as usize)
+    {
+        let index = lanes.call(lane as i64);
+        if index < 0 || index >= layout.size() {
+            return Err(bad_lanes(format!(
+                "lane {lane} picks index {index}, outside the layout's 0..{}",
+                layout.size()
+            )));
+        }
+        let offset = layout.call(index);
+        if offset < 0 {
+            return Err(bad_lanes(format!(
+                "lane {lane} picks offset {offset}: a negative address"
+            )));
+        }
+        *slot = Some(offset as u64 * u64::from(elem_bytes));
+    }
+    let bytes = op.bytes_per_lane();
+    Ok(Access {
+        name: format!("{layout} by lanes {lanes}"),
+        description: format!(
+            "lane l {} {bytes} bytes at element offset L(lanes(l)) of L = {layout}, lanes = {lanes}, {elem_bytes}-byte elements",
+            if matches!(op, Op::Access { store: true, .. }) {
+                "stores"
+            } else {
+                "reads"
+            },
+        ),
         op,
         addrs,
     })

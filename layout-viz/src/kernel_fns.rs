@@ -32,12 +32,7 @@ pub enum KernelFnError {
     OffsetOutOfRange(u64),
 }
 
-/// A (row, col) coordinate, as the headers' `flashlab::RowCol`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RowCol {
-    pub row: u32,
-    pub col: u32,
-}
+pub use crate::atoms::RowCol;
 
 mod ffi {
     use std::ffi::c_int;

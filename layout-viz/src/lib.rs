@@ -5,6 +5,11 @@
 //! (colexicographic coordinates). The atoms and bank maps are driven by the kernels' own
 //! `__host__ __device__` index headers through a host build (`kernel_fns`), so a diagram
 //! shows what the kernel does.
+//!
+//! The C++ host build exists only for native targets. Built for `wasm32` (the book's
+//! playground, `layout-viz-wasm`), the library is pure Rust: the stage bank patterns and
+//! the swizzle figures take layout-viz's own models of the kernels' index functions,
+//! which the native tests hold equal to the kernels' (`bank::IndexFns`).
 
 // The algebra.
 pub mod int_tuple;
@@ -17,7 +22,9 @@ pub mod atoms;
 pub mod bank;
 pub mod book;
 pub mod gmma;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod kernel_fns;
+pub mod ops;
 pub mod pingpong;
 pub mod pipeline;
 pub mod render;

@@ -162,3 +162,47 @@ fn bad_input_is_a_clear_error_with_exit_code_2() {
         assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
     }
 }
+
+/// `draw bank --layout --lanes --access`: the playground's bank map, from the CLI.
+#[test]
+fn draw_bank_of_a_layout() {
+    let report = |layout: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&[
+            "draw",
+            "bank",
+            "--layout",
+            layout,
+            "--lanes",
+            "(8,4):(1,64)",
+            "--access",
+            "ldmatrix-x4",
+            "--json",
+        ]))
+        .unwrap()
+    };
+    let plain = report("(8,64):(64,1)");
+    assert_eq!(
+        (plain["wavefronts"].as_u64(), plain["ideal"].as_u64()),
+        (Some(32), Some(4))
+    );
+    let swizzled = report("Sw<3,3,3> o _0 o (8,64):(64,1)");
+    assert_eq!(
+        (swizzled["wavefronts"].as_u64(), swizzled["ideal"].as_u64()),
+        (Some(4), Some(4))
+    );
+    let (code, _, err) = run(&[
+        "draw",
+        "bank",
+        "--layout",
+        "(8,64):(64,1)",
+        "--lanes",
+        "(8,4):(1,64)",
+        "--access",
+        "ld16",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err.trim_end(),
+        "layout-viz: unknown access `ld16`; known: ld32, ld64, ld128, st32, st64, st128, ldmatrix-x1|x2|x4[-trans]"
+    );
+}

@@ -150,3 +150,100 @@ fn report_is_json() {
     assert_eq!(v["wavefronts"], 32);
     assert_eq!(v["ideal"], 4);
 }
+
+/// The playground (wasm32, no C++) computes the stage patterns from layout-viz's models:
+/// they must be the very addresses the kernels' own functions give.
+#[test]
+fn named_patterns_from_the_models_are_the_kernels() {
+    for (name, _) in bank::PATTERNS {
+        assert_eq!(
+            bank::pattern_with(name, &bank::IndexFns::MODELS).unwrap(),
+            bank::pattern_with(name, &bank::IndexFns::KERNELS).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn access_names() {
+    assert_eq!(bank::Op::from_name("ld32").unwrap(), lds(32));
+    assert_eq!(
+        bank::Op::from_name("st128").unwrap(),
+        Op::Access {
+            bits: 128,
+            store: true
+        }
+    );
+    assert_eq!(
+        bank::Op::from_name("ldmatrix-x2-trans").unwrap(),
+        Op::Ldmatrix {
+            num: 2,
+            trans: true
+        }
+    );
+    for bad in ["ld16", "ldmatrix-x3", "ldmatrix-x4-t", "lds32", ""] {
+        assert!(
+            matches!(
+                bank::Op::from_name(bad),
+                Err(bank::BankError::UnknownAccess { .. })
+            ),
+            "{bad}"
+        );
+    }
+}
+
+/// A layout and a lane layout give the stage reads: ldmatrix.x4 of rows l % 8 at column
+/// 8 (l / 8) of the (8,64) row-major tile is stage 3's 8-way conflict, and under
+/// Swizzle<3,3,3> stage 4's conflict-free read.
+#[test]
+fn layout_access_of_a_tile() {
+    use layout_viz::notation::{parse_any_layout, parse_layout};
+    let lanes = parse_layout("(8,4):(1,64)").unwrap();
+    let ldsm = bank::Op::from_name("ldmatrix-x4").unwrap();
+    let plain = parse_any_layout("(8,64):(64,1)").unwrap();
+    let a = bank::layout_access(&plain, &lanes, ldsm, 2).unwrap();
+    // Lane 9: row 1, column 8 -> element 72, byte 144.
+    assert_eq!(a.addrs[9], Some(144));
+    let r = bank::simulate(&a).unwrap();
+    assert_eq!((r.wavefronts, r.ideal, r.max_way), (32, 4, 8));
+    let swizzled = parse_any_layout("Sw<3,3,3> o _0 o (8,64):(64,1)").unwrap();
+    let a = bank::layout_access(&swizzled, &lanes, ldsm, 2).unwrap();
+    // Row 1's chunk 1 lands in chunk 0: element 64, byte 128.
+    assert_eq!(a.addrs[9], Some(128));
+    let r = bank::simulate(&a).unwrap();
+    assert_eq!((r.wavefronts, r.ideal), (4, 4));
+    // Fewer lanes than a warp, the rest idle: lane l reads row l, all in bank 0.
+    let a = bank::layout_access(&plain, &parse_layout("8:1").unwrap(), lds(32), 2).unwrap();
+    assert_eq!(a.addrs.iter().filter(|x| x.is_some()).count(), 8);
+    assert_eq!(bank::simulate(&a).unwrap().wavefronts, 8);
+}
+
+#[test]
+fn layout_access_errors() {
+    use layout_viz::notation::{parse_any_layout, parse_layout};
+    let tile = parse_any_layout("(8,64):(64,1)").unwrap();
+    let err = |lanes: &str| {
+        bank::layout_access(&tile, &parse_layout(lanes).unwrap(), lds(32), 2)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(err("64:1"), "lanes 64:1: 64 lanes, more than a warp's 32");
+    assert_eq!(
+        err("32:32"),
+        "lanes 32:32: lane 16 picks index 512, outside the layout's 0..512"
+    );
+    // Lane 8 reads (0,1): element 1, byte 2, not a 16-byte boundary.
+    let ld128 = Op::Access {
+        bits: 128,
+        store: false,
+    };
+    let a = bank::layout_access(&tile, &parse_layout("32:1").unwrap(), ld128, 2).unwrap();
+    assert!(matches!(
+        bank::simulate(&a),
+        Err(bank::BankError::Misaligned {
+            lane: 8,
+            addr: 2,
+            bytes: 16
+        })
+    ));
+}

@@ -288,3 +288,27 @@ fn the_figures_the_book_shows_fit_its_column() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A swizzle that does not fit the layout's offsets is refused with a reason, in the
+/// layout figure and the swizzle figure alike (the playground shows the same message).
+#[test]
+fn swizzles_that_do_not_fit_are_refused() {
+    let err = |r: Result<String, book::BookError>| r.unwrap_err().to_string();
+    assert_eq!(
+        err(book::layout_svg("Sw<2,0,-3> o _0 o 8:1", false)),
+        "layout `Sw<2,0,-3> o _0 o 8:1`: Sw<2,0,-3> does not fit 8:1: it flips bits 3-4, above the layout's offsets 0-7 (bits 0-2), so swizzled offsets leave the layout's buffer"
+    );
+    assert_eq!(
+        err(book::swizzle_svg("(8,8):(8,1)", Some((3, 3, 3)), 2)),
+        "layout `(8,8):(8,1)`: Sw<3,3,3> does not fit (8,8):(8,1): it reads bits 6-8, all above the layout's offsets 0-63 (bits 0-5), so it changes nothing"
+    );
+    // Fitting ones, including a sub-tile of a 64-wide tile and a partial 8x32 use.
+    for (layout, sw) in [
+        ("(8,64):(64,1)", (3, 3, 3)),
+        ("(8,8):(64,1)", (3, 3, 3)),
+        ("(8,32):(32,1)", (3, 3, 3)),
+        ("(8,32):(32,1)", (2, 3, 3)),
+    ] {
+        book::swizzle_svg(layout, Some(sw), 2).unwrap();
+    }
+}

@@ -83,11 +83,29 @@ pub enum DrawCommand {
         #[command(flatten)]
         out: Output,
     },
-    /// A bank map of a named shared-memory access, with its wavefront count.
+    /// A bank map of a named shared-memory access, or of a warp's access through a layout
+    /// (--layout, --lanes, --access), with its wavefront count.
+    #[command(after_help = "\
+Examples:
+  layout-viz draw bank ldmatrix-q-swizzled
+  layout-viz draw bank --layout \"Sw<3,3,3> o _0 o (8,64):(64,1)\" --lanes \"(8,4):(1,64)\" --access ldmatrix-x4")]
     Bank {
         /// ldmatrix-q-unswizzled, ldmatrix-q-swizzled, ... (`--list` shows them all)
-        #[arg(required_unless_present = "list")]
+        #[arg(required_unless_present_any = ["list", "layout"], conflicts_with = "layout")]
         pattern: Option<String>,
+        /// The tile, plain or swizzled: lane l touches its element at index LANES(l).
+        #[arg(long, requires = "lanes")]
+        layout: Option<String>,
+        /// A layout from lane to the tile's 1-D index, of size at most 32 (the other lanes
+        /// idle), e.g. "(8,4):(1,64)": lane l at row l%8, column 8(l/8) of a (8,64) tile.
+        #[arg(long, requires = "layout")]
+        lanes: Option<String>,
+        /// The instruction: ld32, ld64, ld128, st32, st64, st128, ldmatrix-x1|x2|x4[-trans].
+        #[arg(long, default_value = "ld32")]
+        access: String,
+        /// Bytes per element of the tile.
+        #[arg(long, default_value_t = 2)]
+        elem_bytes: u32,
         /// Print wavefronts, ideal and conflicts as JSON.
         #[arg(long)]
         json: bool,
@@ -253,6 +271,10 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
         }
         DrawCommand::Bank {
             pattern,
+            layout,
+            lanes,
+            access,
+            elem_bytes,
             json,
             list,
             out,
@@ -264,8 +286,13 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
                     .collect();
                 return write_stdout(&list);
             }
-            let pattern = pattern.ok_or("a pattern name is required (see --list)")?;
-            let (svg, report) = book::bank_svg(&pattern)?;
+            let (svg, report) = match (pattern, layout, lanes) {
+                (_, Some(layout), Some(lanes)) => {
+                    book::bank_layout_svg(&layout, &lanes, &access, elem_bytes)?
+                }
+                (Some(pattern), _, _) => book::bank_svg(&pattern)?,
+                _ => return Err("a pattern name, or --layout and --lanes, is required".into()),
+            };
             if json {
                 print_json(&report)?;
                 if out.out.is_none() {

@@ -1,0 +1,176 @@
+// The layout playground (playground.md): every drawing, result and error message comes
+// from layout-viz compiled to WebAssembly (layout-viz-wasm), the same functions the CLI
+// runs; this script only reads the form, calls them, and puts their answers on the page.
+// The page's state lives in its URL's hash, so a diagram can be linked.
+//
+// Loaded as classic scripts after generated/playground/layout_viz_wasm.js (wasm-bindgen's
+// glue, global `wasm_bindgen`) and layout_viz_wasm_bytes.js (the module's bytes, base64),
+// so the page works offline and opened straight from disk (file://), where neither
+// fetch() nor ES modules are allowed.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  // The form's fields, by the URL key that stores each; the defaults open a hierarchical
+  // layout read by a warp, one 4-byte word a lane.
+  const FIELDS = {
+    layout: { id: "pg-layout", fallback: "((2,2),8,16):((1,2),4,32)" },
+    sw: { id: "pg-swizzle", fallback: "" },
+    view: { id: "pg-view", fallback: "layout" },
+    arg: { id: "pg-arg", fallback: "" },
+    coord: { id: "pg-coord", fallback: "" },
+    lanes: { id: "pg-lanes", fallback: "32:1" },
+    access: { id: "pg-access", fallback: "ld32" },
+    elem: { id: "pg-elem", fallback: "4" },
+  };
+
+  function readHash() {
+    const params = new URLSearchParams(location.hash.replace(/^#/, ""));
+    for (const [key, f] of Object.entries(FIELDS)) {
+      $(f.id).value = params.has(key) ? params.get(key) : f.fallback;
+    }
+  }
+
+  // Only what differs from the defaults goes in the URL, so links stay short.
+  function writeHash() {
+    const params = new URLSearchParams();
+    for (const [key, f] of Object.entries(FIELDS)) {
+      if ($(f.id).value !== f.fallback) params.set(key, $(f.id).value);
+    }
+    const hash = params.toString();
+    history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
+  }
+
+  // A word as a POSIX shell would need it quoted.
+  function shellWord(w) {
+    return /^[A-Za-z0-9_.,:\/=-]+$/.test(w) ? w : "'" + w.replace(/'/g, "'\\''") + "'";
+  }
+
+  // Shows one binding's answer in the block of elements named PREFIX-*: the figure, its
+  // text, the CLI command that draws the same, or the CLI's error message. On an error
+  // the last good figure stays, faded, so typing through an unfinished layout does not
+  // make the page jump.
+  function show(prefix, answer) {
+    const figure = $(prefix + "-figure");
+    const error = $(prefix + "-error");
+    $(prefix + "-cli").textContent = answer.cli && answer.cli.length ? "just layout " + answer.cli.map(shellWord).join(" ") : "";
+    if (answer.error !== undefined) {
+      error.textContent = answer.error;
+      error.hidden = false;
+      figure.classList.add("pg-stale");
+      $(prefix + "-text").textContent = "";
+      return;
+    }
+    error.hidden = true;
+    error.textContent = "";
+    figure.classList.remove("pg-stale");
+    figure.innerHTML = answer.svg;
+    $(prefix + "-text").textContent = answer.text || "";
+  }
+
+  function clear(prefix) {
+    for (const part of ["figure", "text", "cli", "error"]) $(prefix + "-" + part).textContent = "";
+    $(prefix + "-error").hidden = true;
+  }
+
+  let catalog = null;
+
+  function render() {
+    const v = (key) => $(FIELDS[key].id).value;
+    const view = v("view");
+    const elem = Number.parseInt(v("elem"), 10);
+    const elemBytes = Number.isFinite(elem) && elem > 0 ? elem : 0;
+    const op = view.startsWith("op/") ? view.slice(3) : null;
+    const usesLayout = view === "layout" || op !== null;
+    $("pg-layout-fields").classList.toggle("pg-unused", !usesLayout);
+    $("pg-arg-field").hidden = op === null;
+    if (op !== null) {
+      const usage = catalog.ops.find((o) => o.name === op)?.usage || "";
+      $("pg-arg-label").textContent = usage.split(" ").slice(1).join(" ") || "(none)";
+    }
+    if (view === "layout") {
+      show("pg", JSON.parse(wasm_bindgen.draw_layout(v("layout"), v("sw"), elemBytes)));
+    } else if (op !== null) {
+      show("pg", JSON.parse(wasm_bindgen.apply_op(op, v("layout"), v("arg"), v("sw"))));
+    } else {
+      show("pg", JSON.parse(wasm_bindgen.draw_atom(view)));
+    }
+    // The bank map reads the typed layout, so it goes with the layout view.
+    $("pg-bank").hidden = view !== "layout";
+    if (view === "layout" && v("lanes").trim() !== "") {
+      show("pg-bank", JSON.parse(wasm_bindgen.draw_bank(v("layout"), v("sw"), v("lanes"), v("access"), elemBytes)));
+    } else {
+      clear("pg-bank");
+    }
+    // Evaluating reads the typed (swizzled) layout, so it goes with the layout view too.
+    $("pg-coord-field").hidden = view !== "layout";
+    if (view === "layout" && v("coord").trim() !== "") {
+      const answer = JSON.parse(wasm_bindgen.evaluate(v("layout"), v("coord"), v("sw")));
+      $("pg-eval").textContent = answer.error !== undefined ? answer.error : "offset " + answer.text;
+      $("pg-eval").classList.toggle("pg-error", answer.error !== undefined);
+    } else {
+      $("pg-eval").textContent = "";
+    }
+  }
+
+  function fillMenus() {
+    const views = $("pg-view");
+    const group = (label, items) => {
+      const g = document.createElement("optgroup");
+      g.label = label;
+      for (const [value, text] of items) g.append(new Option(text, value));
+      views.append(g);
+    };
+    group("The layout", [["layout", "draw the layout (and its swizzle)"]]);
+    group("An operation on it", catalog.ops.map((o) => ["op/" + o.name, o.name + " " + o.usage]));
+    const kinds = { tv: "TV atoms", mma: "MMA atoms", ldmatrix: "ldmatrix", tma: "TMA boxes", bank: "The stages' bank maps" };
+    for (const [kind, label] of Object.entries(kinds)) {
+      group(label, catalog.views.filter((x) => x.id.startsWith(kind + "/")).map((x) => [x.id, x.label]));
+    }
+    for (const a of catalog.accesses) $("pg-access").append(new Option(a, a));
+  }
+
+  // Hovering a cell shows its tooltip (coordinate and offset; thread and value; lane and
+  // bank) on the line above the figures.
+  function onHover(event) {
+    const cell = event.target.closest && event.target.closest("g.cell");
+    if (!cell) return;
+    const title = cell.querySelector("title");
+    if (title) $("pg-hover").textContent = title.textContent;
+  }
+
+  async function start() {
+    try {
+      const base64 = self.LAYOUT_VIZ_WASM_BASE64;
+      if (typeof wasm_bindgen !== "function" || typeof base64 !== "string") {
+        throw new Error("generated/playground/ is missing from this build of the book (`just book` writes it)");
+      }
+      const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+      await wasm_bindgen({ module_or_path: bytes });
+      catalog = JSON.parse(wasm_bindgen.catalog());
+    } catch (e) {
+      $("pg-status").textContent = "The playground could not start layout-viz: " + e.message;
+      $("pg-status").classList.add("pg-error");
+      return;
+    }
+    fillMenus();
+    readHash();
+    $("pg-status").hidden = true;
+    $("pg-form").hidden = false;
+    // The whole playground, not the form alone: the bank map's fields sit below it.
+    $("playground").addEventListener("input", () => {
+      writeHash();
+      render();
+    });
+    // A link to another state of this page (a stage chapter's, or the back button).
+    window.addEventListener("hashchange", () => {
+      readHash();
+      render();
+    });
+    for (const id of ["pg-figure", "pg-bank-figure"]) $(id).addEventListener("mouseover", onHover);
+    render();
+    document.body.dataset.playground = "ready";
+  }
+
+  start();
+})();

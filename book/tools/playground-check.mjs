@@ -1,0 +1,395 @@
+// Drives the book's layout playground (playground.html) in headless Chromium and holds
+// it to the layout-viz CLI: for a fixed list of inputs, bad ones included, plus seeded
+// random layouts, it types them into the form and checks that the drawn cells (their
+// tooltips, labels and fills), the result text and the error messages are what the CLI
+// prints for the same command. It also checks hovering, the URL state, every stage
+// chapter's playground link, and that the page needs no network: it is opened from disk
+// (file://) with every other request refused.
+//
+// Usage: node playground-check.mjs BOOK_HTML_DIR LAYOUT_VIZ_BINARY
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const [root, cliBin] = process.argv.slice(2).map((p) => p && resolve(p));
+if (!root || !cliBin) {
+  console.error("usage: node playground-check.mjs BOOK_HTML_DIR LAYOUT_VIZ_BINARY");
+  process.exit(2);
+}
+const chromium = process.env.CHROMIUM || "/usr/bin/chromium";
+if (!existsSync(chromium)) {
+  // Same rule as browser-check.mjs: CI must run it; elsewhere say loudly it was skipped.
+  if (process.env.CI) {
+    console.error(`playground check: FAILED: no Chromium at ${chromium}, and CI must run this check`);
+    process.exit(1);
+  }
+  console.error(`\n*** playground check SKIPPED: no Chromium at ${chromium}. ***\n`);
+  process.exit(0);
+}
+for (const [what, path] of [["the built playground", join(root, "playground.html")], ["the layout-viz CLI", cliBin]]) {
+  if (!existsSync(path)) {
+    console.error(`playground check: ${what} is missing at ${path}; run \`just book\` first`);
+    process.exit(1);
+  }
+}
+const { chromium: pw } = require("playwright-core");
+
+// --- The CLI side -----------------------------------------------------------------
+
+/** Runs layout-viz: {ok: stdout} or {error: the message after "layout-viz: "}. */
+function cli(args) {
+  const run = spawnSync(cliBin, args, { encoding: "utf8", maxBuffer: 1 << 28 });
+  if (run.status === 0) return { ok: run.stdout };
+  if (run.status !== 2 || !run.stderr.startsWith("layout-viz: ")) {
+    throw new Error(`layout-viz ${args.join(" ")}: exit ${run.status}: ${run.stderr}`);
+  }
+  return { error: run.stderr.slice("layout-viz: ".length).replace(/\n$/, "") };
+}
+
+function shellWord(w) {
+  return /^[A-Za-z0-9_.,:\/=-]+$/.test(w) ? w : "'" + w.replace(/'/g, "'\\''") + "'";
+}
+
+// --- The cases --------------------------------------------------------------------
+
+const DEFAULTS = { view: "layout", layout: "((2,2),8,16):((1,2),4,32)", sw: "", arg: "", coord: "", lanes: "32:1", access: "ld32", elem: "4" };
+const FIELD_IDS = { view: "pg-view", layout: "pg-layout", sw: "pg-swizzle", arg: "pg-arg", coord: "pg-coord", lanes: "pg-lanes", access: "pg-access", elem: "pg-elem" };
+
+/** The CLI commands a playground state should match: the main figure, the bank map. */
+function commands(s) {
+  const swizzled = s.sw ? `Sw<${s.sw.split(",").map((x) => x.trim()).join(",")}> o _0 o ${s.layout}` : s.layout;
+  let main;
+  if (s.view === "layout") {
+    if (s.sw) {
+      const [b, m, sh] = s.sw.split(",").map((x) => x.trim());
+      main = { draw: ["draw", "swizzle", "--bits", b, "--base", m, "--shift", sh, "--layout", s.layout, "--elem-bytes", s.elem] };
+    } else {
+      main = { draw: ["draw", "layout", s.layout] };
+    }
+  } else if (s.view.startsWith("op/")) {
+    main = { op: ["op", s.view.slice(3), swizzled, ...(s.arg ? [s.arg] : [])] };
+  } else {
+    const [kind, name] = s.view.split("/");
+    const draw = {
+      tv: ["draw", "tv", name],
+      mma: ["draw", "mma", name],
+      ldmatrix: ["draw", "ldmatrix", "--num", name.replace(/^x/, "").replace(/-trans$/, ""), ...(name.endsWith("-trans") ? ["--trans"] : [])],
+      tma: (() => {
+        const [dims, sw] = name.split("-sw");
+        return ["draw", "tma", "--box", dims.replace("x", ","), "--swizzle", sw || "none"];
+      })(),
+      bank: ["draw", "bank", name],
+    }[kind];
+    main = { draw };
+  }
+  const bank = s.view === "layout" && s.lanes ? ["draw", "bank", "--layout", swizzled, "--lanes", s.lanes, "--access", s.access, "--elem-bytes", s.elem] : null;
+  const evalArgs = s.view === "layout" && s.coord ? ["eval", swizzled, s.coord] : null;
+  return { main, bank, evalArgs };
+}
+
+const L = "(8,64):(64,1)";
+const STAGE_READ = { layout: L, lanes: "(8,4):(1,64)", access: "ldmatrix-x4", elem: "2" };
+const FIXED = [
+  { name: "the default layout, evaluated", layout: "((2,2),8,16):((1,2),4,32)", coord: "((0,1),4,3)" },
+  { name: "stage 3's ldmatrix read, 8-way", ...STAGE_READ },
+  { name: "stage 4's swizzle and its conflict-free read", ...STAGE_READ, sw: "3,3,3" },
+  { name: "an already swizzled layout", layout: "Sw<2,3,3> o _0 o (8,32):(32,1)", lanes: "" },
+  { name: "a negative shift", layout: "(4,16):(16,1)", sw: "2,0,3", lanes: "" },
+  { name: "composition", view: "op/composition", layout: "(6,2):(8,2)", arg: "(4,3):(3,1)" },
+  { name: "complement", view: "op/complement", layout: "4:1", arg: "24" },
+  { name: "coalesce", view: "op/coalesce", layout: "(2,(1,6)):(1,(6,2))" },
+  { name: "left inverse", view: "op/left-inverse", layout: "(2,8):(8,1)" },
+  { name: "a swizzled layout, evaluated", layout: L, sw: "3,3,3", coord: "(1,8)", lanes: "" },
+  { name: "logical divide", view: "op/logical-divide", layout: "(4,2,3):(2,1,8)", arg: "4:2" },
+  { name: "zipped divide by mode", view: "op/zipped-divide", layout: "(12,32):(32,1)", arg: "[4:1,8:1]" },
+  { name: "a divide keeps the swizzle", view: "op/logical-divide", layout: L, sw: "3,3,3", arg: "[_,8]" },
+  { name: "logical product", view: "op/logical-product", layout: "(2,2):(4,1)", arg: "6:1" },
+  { name: "blocked product", view: "op/blocked-product", layout: "(2,2):(1,2)", arg: "(3,4):(1,3)" },
+  { name: "raked product", view: "op/raked-product", layout: "(2,2):(1,2)", arg: "(3,4):(1,3)" },
+  { name: "mma A fragment", view: "tv/mma-m16n8k16-a" },
+  { name: "mma atom", view: "mma/mma-m16n8k8" },
+  { name: "ldmatrix.x4.trans", view: "ldmatrix/x4-trans" },
+  { name: "wgmma accumulator", view: "tv/wgmma-m64n64k16-c" },
+  { name: "cp.async", view: "tv/cp-async-32x64" },
+  { name: "TMA box, 128B swizzle", view: "tma/8x64-sw128" },
+  { name: "TMA box, 32B swizzle", view: "tma/8x16-sw32" },
+  { name: "stage bank map", view: "bank/ldmatrix-k-swizzled" },
+  // Bad input: the CLI's message, inline.
+  { name: "unbalanced parentheses", layout: "((2,2),8:(1,2)", bad: true },
+  { name: "shape and stride mismatched", layout: "(2,8):(1,2,3)", bad: true },
+  { name: "a swizzle with |S| < B", layout: L, sw: "3,3,2", bad: true },
+  { name: "a swizzle that does not fit", layout: "(8,8):(8,1)", sw: "3,3,3", bad: true },
+  { name: "a swizzle past the buffer", layout: "8:1", sw: "2,0,-3", bad: true },
+  { name: "a missing operand", view: "op/composition", layout: L, bad: true },
+  { name: "a left inverse of a negative stride", view: "op/left-inverse", layout: "(2,2):(1,-2)", bad: true },
+  { name: "a non-injective complement", view: "op/complement", layout: "(2,2):(1,1)", bad: true },
+  { name: "a bad coordinate", layout: "(2,8):(1,2)", coord: "(2,9)", lanes: "" },
+  { name: "more lanes than a warp", layout: L, lanes: "64:1", elem: "2", badBank: true },
+  { name: "a misaligned 16-byte access", layout: L, lanes: "32:1", access: "ld128", elem: "2", badBank: true },
+];
+
+// Seeded random layouts (and operations on them), so a failure reproduces.
+function randomCases(seed, count) {
+  let x = seed >>> 0;
+  const next = () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0), x / 2 ** 32);
+  const pick = (a) => a[Math.floor(next() * a.length)];
+  const mode = (depth) => {
+    if (depth < 1 && next() < 0.3) {
+      const subs = [mode(depth + 1), mode(depth + 1)];
+      return { shape: `(${subs.map((s) => s.shape).join(",")})`, stride: `(${subs.map((s) => s.stride).join(",")})` };
+    }
+    return { shape: String(pick([1, 2, 2, 3, 4, 4, 8])), stride: String(pick([0, 1, 1, 2, 3, 4, 8, 16, 32])) };
+  };
+  const cases = [];
+  for (let i = 0; i < count; i++) {
+    const modes = Array.from({ length: 1 + Math.floor(next() * 3) }, () => mode(0));
+    const layout = modes.length === 1 ? `${modes[0].shape}:${modes[0].stride}` : `(${modes.map((m) => m.shape).join(",")}):(${modes.map((m) => m.stride).join(",")})`;
+    const view = pick(["layout", "layout", "op/coalesce", "op/complement", "op/left-inverse", "op/composition"]);
+    const arg = view === "op/composition" ? pick(["4:1", "2:2", "(2,2):(1,2)", "[2,_]"]) : "";
+    cases.push({ name: `random ${i} (seed ${seed})`, view, layout, arg, lanes: "", random: true });
+  }
+  return cases;
+}
+
+// --- The browser side -------------------------------------------------------------
+
+/** What a figure shows, per cell: tooltip, labels and fills; plus every text of the SVG. */
+function extractFigure(svg) {
+  if (!svg) return null;
+  return {
+    cells: [...svg.querySelectorAll("g.cell")].map((g) => ({
+      title: g.querySelector("title")?.textContent ?? null,
+      labels: [...g.querySelectorAll("text")].map((t) => t.textContent.trim()),
+      fills: [...g.querySelectorAll("rect")].map((r) => r.getAttribute("fill")),
+    })),
+    text: svg.textContent.replace(/\s+/g, " ").trim(),
+  };
+}
+
+const problems = [];
+const context = await pw.launchPersistentContext(`/tmp/flashlab-playground-chromium-${process.pid}`, {
+  executablePath: chromium,
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+});
+// Offline: the book's own files only.
+await context.route("**/*", (route) => {
+  const url = route.request().url();
+  if (url.startsWith("file:") || url.startsWith("data:")) return route.continue();
+  problems.push(`network request refused (the playground must work offline): ${url}`);
+  return route.abort();
+});
+const pageUrl = pathToFileURL(join(root, "playground.html")).href;
+
+async function openPlayground(hash = "") {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => problems.push(`script error: ${e.message}`));
+  page.on("console", (m) => m.type() === "error" && problems.push(`console error: ${m.text()}`));
+  await page.goto(pageUrl + hash, { waitUntil: "load" });
+  await page.waitForSelector("body[data-playground=ready]", { timeout: 30000 });
+  return page;
+}
+
+// Types each field that changes as a reader would; a field the page hides for this view
+// (an operation's operand, the bank map's fields) is set behind the scenes, to reset it.
+async function setState(page, state) {
+  for (const key of ["view", "access", "layout", "sw", "arg", "coord", "lanes", "elem"]) {
+    const id = "#" + FIELD_IDS[key];
+    if ((await page.$eval(id, (e) => e.value)) === state[key]) continue;
+    if (!(await page.locator(id).isVisible())) {
+      await page.$eval(id, (e, v) => {
+        e.value = v;
+        e.dispatchEvent(new Event("input", { bubbles: true }));
+      }, state[key]);
+    } else if (key === "view" || key === "access") await page.selectOption(id, state[key]);
+    else await page.fill(id, state[key]);
+  }
+}
+
+async function readPage(page) {
+  return page.evaluate((extractSrc) => {
+    const extract = new Function("return " + extractSrc)();
+    const get = (id) => document.getElementById(id);
+    const shown = (id) => (get(id).hidden ? null : get(id).textContent);
+    return {
+      error: shown("pg-error"),
+      text: get("pg-text").textContent,
+      cli: get("pg-cli").textContent,
+      figure: extract(get("pg-figure").querySelector("svg")),
+      stale: get("pg-figure").classList.contains("pg-stale"),
+      bankError: shown("pg-bank-error"),
+      bankText: get("pg-bank-text").textContent,
+      bankCli: get("pg-bank-cli").textContent,
+      bank: extract(get("pg-bank-figure").querySelector("svg")),
+      evalText: get("pg-eval").textContent,
+      formVisible: !get("pg-form").hidden,
+    };
+  }, extractFigure.toString());
+}
+
+async function parseSvg(page, svgText) {
+  return page.evaluate(
+    ([src, text]) => new Function("return " + src)()(new DOMParser().parseFromString(text, "image/svg+xml").documentElement),
+    [extractFigure.toString(), svgText],
+  );
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Compares one figure with the CLI's drawing of `args`; returns a problem or null. */
+async function compareFigure(page, what, shown, args) {
+  const expected = cli(args);
+  if (expected.error !== undefined) return `${what}: the CLI failed where the page drew: ${expected.error}`;
+  const want = await parseSvg(page, expected.ok);
+  if (!shown) return `${what}: nothing drawn`;
+  if (!want.cells.length) return `${what}: the CLI's figure has no cells`;
+  if (!same(shown.cells, want.cells)) {
+    const i = shown.cells.findIndex((c, k) => !same(c, want.cells[k]));
+    return `${what}: drawn cells differ from \`layout-viz ${args.join(" ")}\` (${shown.cells.length} vs ${want.cells.length} cells; first difference at cell ${i}: ${JSON.stringify(shown.cells[i])} vs ${JSON.stringify(want.cells[i])})`;
+  }
+  if (shown.text !== want.text) return `${what}: the figure's labels and captions differ from the CLI's`;
+  return null;
+}
+
+async function checkCase(page, c) {
+  const state = { ...DEFAULTS, ...c };
+  await setState(page, state);
+  const got = await readPage(page);
+  const { main, bank, evalArgs } = commands(state);
+  const fail = (what) => problems.push(`${c.name}: ${what}`);
+  if (!got.formVisible) fail("the form is gone");
+  const mainArgs = main.draw || main.op;
+  const expectCli = "just layout " + mainArgs.map(shellWord).join(" ");
+  if (got.cli !== expectCli) fail(`the page's command is "${got.cli}", expected "${expectCli}"`);
+
+  const mainResult = cli(mainArgs);
+  if (mainResult.error !== undefined) {
+    if (!c.bad && !c.random) fail(`the CLI refused a good case: ${mainResult.error}`);
+    if (got.error !== mainResult.error) fail(`message "${got.error}", the CLI says "${mainResult.error}"`);
+    if (!got.stale && got.figure) fail("an error left the old figure looking current");
+  } else {
+    if (c.bad) fail(`the CLI accepted a bad case`);
+    if (got.error !== null) fail(`the page shows an error the CLI does not: ${got.error}`);
+    if (main.op) {
+      const result = mainResult.ok.trim();
+      if (got.text !== result) fail(`result "${got.text}", the CLI prints "${result}"`);
+      const p = await compareFigure(page, "result figure", got.figure, ["draw", "layout", result]);
+      if (p) fail(p);
+    } else {
+      const p = await compareFigure(page, "figure", got.figure, mainArgs);
+      if (p) fail(p);
+      if (mainArgs[1] === "bank") {
+        const report = JSON.parse(cli([...mainArgs, "--json"]).ok);
+        if (!got.text.startsWith(`${report.op}: ${report.wavefronts} wavefronts, ideal ${report.ideal}`)) fail(`bank text "${got.text}" vs the CLI's ${report.wavefronts}/${report.ideal}`);
+      }
+    }
+  }
+
+  if (bank) {
+    const expectBankCli = "just layout " + bank.map(shellWord).join(" ");
+    if (got.bankCli !== expectBankCli) fail(`the bank map's command is "${got.bankCli}", expected "${expectBankCli}"`);
+    const report = cli([...bank, "--json"]);
+    if (report.error !== undefined) {
+      if (!c.badBank && !c.bad) fail(`the CLI refused the bank map: ${report.error}`);
+      if (got.bankError !== report.error) fail(`bank message "${got.bankError}", the CLI says "${report.error}"`);
+    } else {
+      if (c.badBank) fail("the CLI accepted a bad bank case");
+      const r = JSON.parse(report.ok);
+      const text = `${r.op}: ${r.wavefronts} wavefronts, ideal ${r.ideal}`;
+      if (!got.bankText.startsWith(text)) fail(`bank text "${got.bankText}", expected "${text}..."`);
+      const p = await compareFigure(page, "bank map", got.bank, bank);
+      if (p) fail(p);
+    }
+  }
+
+  if (evalArgs) {
+    const r = cli(evalArgs);
+    const expect = r.error !== undefined ? r.error : `offset ${r.ok.trim()}`;
+    if (got.evalText !== expect) fail(`eval shows "${got.evalText}", the CLI says "${expect}"`);
+  } else if (got.evalText !== "") {
+    fail(`eval shows "${got.evalText}" where nothing is evaluated`);
+  }
+  return got;
+}
+
+const page = await openPlayground();
+const cases = [...FIXED, ...randomCases(20260421, 8)];
+let compared = 0;
+for (const c of cases) {
+  const before = problems.length;
+  await checkCase(page, c);
+  compared++;
+  console.log(`${problems.length > before ? "FAIL" : "ok  "} ${c.name}`);
+}
+
+// Typing key by key redraws on every key, through the unfinished states, to the CLI's figure.
+{
+  await setState(page, { ...DEFAULTS, lanes: "" });
+  await page.fill("#pg-layout", "");
+  await page.type("#pg-layout", "((2,2),(4,2)):((1,8),(2,16))");
+  const got = await readPage(page);
+  const p = got.error ?? (await compareFigure(page, "typed layout", got.figure, ["draw", "layout", "((2,2),(4,2)):((1,8),(2,16))"]));
+  console.log(`${p ? "FAIL" : "ok  "} typing a layout key by key`);
+  if (p) problems.push(`typing: ${p}`);
+}
+
+// Hover: the line above the figure shows the cell's (thread, value) or offset.
+{
+  await setState(page, { ...DEFAULTS, view: "tv/mma-m16n8k16-c" });
+  const cell = page.locator("#pg-figure g.cell").nth(9);
+  await cell.hover();
+  const [hover, title] = await Promise.all([page.textContent("#pg-hover"), cell.locator("title").textContent()]);
+  const ok = hover === title && /T\d+V\d+/.test(hover);
+  if (!ok) problems.push(`hover: "${hover}", the cell's tooltip is "${title}"`);
+  await setState(page, { ...DEFAULTS });
+  const layoutCell = page.locator("#pg-figure g.cell").nth(5);
+  await layoutCell.hover();
+  const hover2 = await page.textContent("#pg-hover");
+  if (!/-> offset \d+$/.test(hover2)) problems.push(`hover on a layout cell: "${hover2}"`);
+  console.log(`${ok && /-> offset/.test(hover2) ? "ok  " : "FAIL"} hover shows (thread, value) and offset: ${hover} | ${hover2}`);
+}
+
+// The URL keeps the state: a new page opened at it draws the same.
+{
+  const c = { ...DEFAULTS, ...FIXED[2] };
+  await setState(page, c);
+  const hash = await page.evaluate(() => location.hash);
+  const first = await readPage(page);
+  const again = await openPlayground(hash);
+  const second = await readPage(again);
+  const ok = hash.includes("sw=3%2C3%2C3") && same(first, second) && first.figure && first.bank;
+  if (!ok) problems.push(`URL state: ${hash} did not reproduce the drawing`);
+  console.log(`${ok ? "ok  " : "FAIL"} the URL ${hash} reopens the same diagram`);
+  await again.close();
+}
+
+// Every stage chapter's playground link opens a diagram, without an error.
+{
+  const stages = join(root, "stages");
+  let links = 0;
+  for (const file of readdirSync(stages).filter((f) => f.endsWith(".html")).sort()) {
+    const html = readFileSync(join(stages, file), "utf8");
+    for (const m of html.matchAll(/href="\.\.\/playground\.html(#[^"]*)"/g)) {
+      links++;
+      const hash = m[1].replace(/&amp;/g, "&");
+      const p = await openPlayground(hash);
+      const got = await readPage(p);
+      const bad = got.error ?? got.bankError ?? (got.figure?.cells.length ? null : "nothing drawn");
+      if (bad) problems.push(`stages/${file}: playground link ${hash}: ${bad}`);
+      console.log(`${bad ? "FAIL" : "ok  "} stages/${file} link ${decodeURIComponent(hash)}`);
+      await p.close();
+    }
+  }
+  if (links < 4) problems.push(`only ${links} stage chapters link to the playground`);
+}
+
+await context.close();
+if (problems.length) {
+  console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`playground check: ${compared} cases match the CLI (figures, results and messages), typing, hover, URL state and stage links work offline`);

@@ -1,0 +1,212 @@
+//! The bindings answer what the library (and so the CLI) answers, natively: the browser
+//! check (`book/tools/playground-check.mjs`) then compares the page with the CLI itself.
+use serde_json::Value;
+
+use layout_viz::book;
+use layout_viz_wasm::{apply_op, catalog, draw_atom, draw_bank, draw_layout, evaluate};
+
+fn answer(json: String) -> Value {
+    serde_json::from_str(&json).expect("every binding answers JSON")
+}
+
+fn words(v: &Value) -> Vec<&str> {
+    v["cli"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_layout_is_the_cli_figure() {
+    let a = answer(draw_layout("((2,2),8,16):((1,2),4,32)", "", 2));
+    assert_eq!(
+        a["svg"].as_str().unwrap(),
+        book::layout_svg("((2,2),8,16):((1,2),4,32)", false).unwrap()
+    );
+    assert_eq!(words(&a), ["draw", "layout", "((2,2),8,16):((1,2),4,32)"]);
+}
+
+#[test]
+fn a_swizzle_is_the_cli_swizzle_figure() {
+    let a = answer(draw_layout("(8,64):(64,1)", " 3, 3,3 ", 2));
+    assert_eq!(
+        a["svg"].as_str().unwrap(),
+        book::swizzle_svg("(8,64):(64,1)", Some((3, 3, 3)), 2).unwrap()
+    );
+    assert_eq!(
+        words(&a),
+        [
+            "draw",
+            "swizzle",
+            "--bits",
+            "3",
+            "--base",
+            "3",
+            "--shift",
+            "3",
+            "--layout",
+            "(8,64):(64,1)",
+            "--elem-bytes",
+            "2"
+        ]
+    );
+}
+
+#[test]
+fn bad_input_gets_the_cli_message() {
+    let a = answer(draw_layout("((2,2),8:(1,2)", "", 2));
+    assert_eq!(
+        a["error"].as_str().unwrap(),
+        "layout `((2,2),8:(1,2)`: expected ',' or ')' in the tuple opened at column 1, found ':' at column 9\n  ((2,2),8:(1,2)\n          ^"
+    );
+    assert!(a.get("svg").is_none());
+    let a = answer(draw_layout("(8,64):(64,1)", "3,3,2", 2));
+    assert_eq!(
+        a["error"].as_str().unwrap(),
+        "layout `(8,64):(64,1)`: Sw<3,3,2>: |S| must be at least B so the two bit ranges do not overlap"
+    );
+    let a = answer(draw_layout("(8,64):(64,1)", "3,3", 2));
+    assert_eq!(
+        a["error"].as_str().unwrap(),
+        "swizzle `3,3`: expected B,M,S as in Swizzle<B,M,S>, e.g. 3,3,3"
+    );
+    let a = answer(apply_op("composition", "(8,64):(64,1)", "", ""));
+    assert_eq!(
+        a["error"].as_str().unwrap(),
+        "usage: layout-viz op composition LAYOUT TILER (got 1 operands)"
+    );
+    let a = answer(apply_op("nope", "4:1", "", ""));
+    assert!(
+        a["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown operation `nope`; known: coalesce, filter, composition")
+    );
+}
+
+#[test]
+fn operations_print_cute_notation() {
+    let a = answer(apply_op("composition", "(6,2):(8,2)", "(4,3):(3,1)", ""));
+    assert_eq!(a["text"], "((2,2),3):((24,2),8)");
+    assert_eq!(
+        a["svg"].as_str().unwrap(),
+        book::layout_svg("((2,2),3):((24,2),8)", false).unwrap()
+    );
+    assert_eq!(
+        answer(apply_op("complement", "4:1", "24", ""))["text"],
+        "6:4"
+    );
+    assert_eq!(
+        answer(apply_op("left-inverse", "(2,8):(8,1)", "", ""))["text"],
+        "(8,2):(2,1)"
+    );
+    // A swizzle rides along through the operations that keep it.
+    let a = answer(apply_op(
+        "logical-divide",
+        "(8,64):(64,1)",
+        "[_,8]",
+        "3,3,3",
+    ));
+    assert_eq!(a["text"], "Sw<3,3,3> o _0 o (8,(8,8)):(64,(1,8))");
+    assert_eq!(
+        words(&a),
+        [
+            "op",
+            "logical-divide",
+            "Sw<3,3,3> o _0 o (8,64):(64,1)",
+            "[_,8]"
+        ]
+    );
+}
+
+#[test]
+fn eval_is_the_cli_eval() {
+    assert_eq!(
+        answer(evaluate("((2,2),8,16):((1,2),4,32)", "((0,1),4,3)", ""))["text"],
+        "114"
+    );
+    assert_eq!(
+        answer(evaluate("(8,64):(64,1)", "(1,0)", "3,3,3"))["text"],
+        "72"
+    );
+}
+
+#[test]
+fn stage_3_and_4_bank_maps() {
+    let unswizzled = answer(draw_bank(
+        "(8,64):(64,1)",
+        "",
+        "(8,4):(1,64)",
+        "ldmatrix-x4",
+        2,
+    ));
+    assert_eq!(
+        unswizzled["text"],
+        "ldmatrix.x4: 32 wavefronts, ideal 4 (8-way worst phase)"
+    );
+    let swizzled = answer(draw_bank(
+        "(8,64):(64,1)",
+        "3,3,3",
+        "(8,4):(1,64)",
+        "ldmatrix-x4",
+        2,
+    ));
+    assert_eq!(
+        swizzled["text"],
+        "ldmatrix.x4: 4 wavefronts, ideal 4 (conflict-free)"
+    );
+    let (svg, _) = book::bank_layout_svg(
+        "Sw<3,3,3> o _0 o (8,64):(64,1)",
+        "(8,4):(1,64)",
+        "ldmatrix-x4",
+        2,
+    )
+    .unwrap();
+    assert_eq!(swizzled["svg"].as_str().unwrap(), svg);
+    let bad = answer(draw_bank(
+        "(8,64):(64,1)",
+        "",
+        "(8,4):(1,64)",
+        "ldmatrix-x3",
+        2,
+    ));
+    assert_eq!(
+        bad["error"].as_str().unwrap(),
+        "unknown access `ldmatrix-x3`; known: ld32, ld64, ld128, st32, st64, st128, ldmatrix-x1|x2|x4[-trans]"
+    );
+}
+
+#[test]
+fn every_view_in_the_menu_draws() {
+    let catalog = answer(catalog());
+    let views = catalog["views"].as_array().unwrap();
+    assert!(views.len() > 25, "{} views", views.len());
+    for view in views {
+        let id = view["id"].as_str().unwrap();
+        let a = answer(draw_atom(id));
+        assert!(a.get("error").is_none(), "{id}: {}", a["error"]);
+        assert!(a["svg"].as_str().unwrap().starts_with("<svg"), "{id}");
+    }
+    for op in catalog["ops"].as_array().unwrap() {
+        let name = op["name"].as_str().unwrap();
+        assert!(a_usage_names(op["usage"].as_str().unwrap()), "{name}");
+    }
+    for access in catalog["accesses"].as_array().unwrap() {
+        let a = answer(draw_bank(
+            "(8,64):(64,1)",
+            "",
+            "(8,4):(1,64)",
+            access.as_str().unwrap(),
+            2,
+        ));
+        assert!(a.get("error").is_none(), "{access}: {}", a["error"]);
+    }
+}
+
+fn a_usage_names(usage: &str) -> bool {
+    ["LAYOUT", "BLOCK"]
+        .iter()
+        .any(|first| usage.starts_with(first))
+}
