@@ -191,6 +191,10 @@ const RECORDS: &[(&str, &str)] = &[
     ("bench/results/record-hopper/bench.json", "bench-hopper"),
 ];
 
+/// The decode run of record (`flashlab bench --decode`), plotted by `just book` into
+/// book/src/generated/bench-decode.
+const DECODE_RECORD: (&str, &str) = ("bench/results/record-decode/decode.json", "bench-decode");
+
 /// What `flashlab plots` writes into book/src/generated from the runs of record, as paths
 /// relative to book/src/generated.
 fn bench_plot_files() -> Vec<String> {
@@ -210,6 +214,19 @@ fn bench_plot_files() -> Vec<String> {
                 .map(|f| format!("{dir}/{f}")),
         );
     }
+    let (record, dir) = DECODE_RECORD;
+    let results = flashlab::bench::decode::DecodeResults::read(&root().join(record))
+        .unwrap_or_else(|e| panic!("{record}: {e:#}"));
+    let out = std::env::temp_dir().join(format!("flashlab-decode-plots-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    for path in flashlab::bench::decode::write_plots(&results, &out).unwrap() {
+        files.push(format!(
+            "{dir}/{}",
+            path.file_name().unwrap().to_string_lossy()
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    files.push(format!("{dir}/decode-table.md"));
     files
 }
 
@@ -346,16 +363,25 @@ const ONE_IDEA_LINES: usize = 150;
 /// head dim (three consumers at 64, two at 128) (221 lines when it was written).
 const LARGER_STEPS: &[(u32, u32, usize)] = &[(10, 11, 220), (11, 12, 240)];
 
-/// Each stage from 4 on is the one before plus one idea: its chapter's diff is the lesson.
+/// Each stage from 4 on is the one before plus one idea (of the same workload): its
+/// chapter's diff is the lesson.
 #[test]
 fn neighbouring_stages_differ_by_one_idea() {
-    let numbers: Vec<u32> = flashlab::stages::STAGES
+    let stages: Vec<_> = flashlab::stages::STAGES
         .iter()
-        .map(|s| s.info().number)
-        .filter(|&n| n >= 4)
+        .map(|s| s.info())
+        .filter(|i| i.number >= 4)
         .collect();
     let mut problems = Vec::new();
-    for pair in numbers.windows(2) {
+    // A stage's lesson is its diff from the stage before of the same workload: the first
+    // decode stage (14) starts a ladder of its own, from stage 9's `mma.sync` pieces (its
+    // chapter says which), not from stage 13's warp-specialized prefill.
+    let pairs: Vec<[u32; 2]> = stages
+        .windows(2)
+        .filter(|w| w[0].workload == w[1].workload)
+        .map(|w| [w[0].number, w[1].number])
+        .collect();
+    for pair in &pairs {
         let (a, b) = (stage_kernel_code(pair[0]), stage_kernel_code(pair[1]));
         let (a, b): (Vec<&str>, Vec<&str>) = (
             a.iter().map(String::as_str).collect(),
