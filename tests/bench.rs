@@ -641,3 +641,79 @@ fn dump_fatbin_writes_the_embedded_kernels() {
     assert_eq!(std::fs::read(&path).unwrap(), info.kernels.fatbin);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The decode run of record's table is what `flashlab plots` makes of its JSON (generated,
+/// never typed), its plots are drawn for the book's column, and its rows say what the
+/// chapter says of them: every stage row checked and passed.
+#[test]
+fn the_decode_record_regenerates_its_table_and_plots() {
+    use flashlab::bench::decode::{DecodeResults, PLOT_FILES, decode_table, write_plots};
+    let dir = root().join("bench/results/record-decode");
+    let Ok(results) = DecodeResults::read(&dir.join("decode.json")) else {
+        skip(format!("{} not present (GPU bundle)", dir.display()));
+        return;
+    };
+    let table = std::fs::read_to_string(dir.join("decode-table.md")).unwrap();
+    assert_eq!(decode_table(&results), table);
+    let stage_rows: Vec<_> = results
+        .rows
+        .iter()
+        .filter(|r| r.kind != "baseline")
+        .collect();
+    assert!(stage_rows.len() > 100);
+    assert!(
+        stage_rows
+            .iter()
+            .all(|r| r.status == "ok" && r.check_passed == Some(true))
+    );
+    // The heuristic's count is recorded beside the sweep's at every shape.
+    for r in stage_rows.iter().filter(|r| r.kind == "heuristic") {
+        assert!(r.splits.is_some_and(|s| s >= 1), "{r:?}");
+    }
+    let out = std::env::temp_dir().join(format!("flashlab-decode-record-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let written = write_plots(&results, &out).unwrap();
+    assert_eq!(written.len(), PLOT_FILES.len());
+    for path in written {
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("width=\"740\""), "{}", path.display());
+        // plotters writes each size over 1.24: the smallest text asked for is 15 px.
+        let smallest = svg
+            .split("font-size=\"")
+            .skip(1)
+            .filter_map(|s| {
+                s.split('"')
+                    .next()?
+                    .trim_end_matches("px")
+                    .parse::<f64>()
+                    .ok()
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert!(smallest >= 12.0, "{}: {smallest} px", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test() {
+    let on_disk = root().join("bench/decode_baselines.py");
+    let Ok(text) = std::fs::read_to_string(&on_disk) else {
+        skip(format!("{} not present (GPU bundle)", on_disk.display()));
+        return;
+    };
+    assert_eq!(text, flashlab::bench::decode::SCRIPT);
+    // It imports baselines.py's helpers from beside it, as the bench writes them.
+    let Ok(out) = Command::new("python3")
+        .arg(&on_disk)
+        .arg("--self-test")
+        .output()
+    else {
+        skip("no python3");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -215,17 +215,13 @@ fn bench_plot_files() -> Vec<String> {
         );
     }
     let (record, dir) = DECODE_RECORD;
-    let results = flashlab::bench::decode::DecodeResults::read(&root().join(record))
+    flashlab::bench::decode::DecodeResults::read(&root().join(record))
         .unwrap_or_else(|e| panic!("{record}: {e:#}"));
-    let out = std::env::temp_dir().join(format!("flashlab-decode-plots-{}", std::process::id()));
-    std::fs::create_dir_all(&out).unwrap();
-    for path in flashlab::bench::decode::write_plots(&results, &out).unwrap() {
-        files.push(format!(
-            "{dir}/{}",
-            path.file_name().unwrap().to_string_lossy()
-        ));
-    }
-    let _ = std::fs::remove_dir_all(&out);
+    files.extend(
+        flashlab::bench::decode::PLOT_FILES
+            .iter()
+            .map(|f| format!("{dir}/{f}")),
+    );
     files.push(format!("{dir}/decode-table.md"));
     files
 }

@@ -489,6 +489,9 @@ pub fn decode_table(results: &DecodeResults) -> String {
 }
 // ANCHOR_END: table
 
+/// What [`write_plots`] writes, in order.
+pub const PLOT_FILES: [&str; 2] = ["decode-bandwidth.svg", "decode-splits.svg"];
+
 const WIDTH: u32 = 740;
 const HEIGHT: u32 = 440;
 // plotters writes an SVG font size as the size asked for over 1.24: 15 is drawn at 12 px.
@@ -526,7 +529,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
         (*lens.iter().min().unwrap_or(&1024) as f64).log2() - 0.3,
         (*lens.iter().max().unwrap_or(&131072) as f64).log2() + 0.3,
     );
-    let bandwidth = dir.join("decode-bandwidth.svg");
+    let bandwidth = dir.join(PLOT_FILES[0]);
     {
         let root = SVGBackend::new(&bandwidth, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
@@ -627,7 +630,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
         root.present().map_err(draw_err)?;
     }
 
-    let splits_path = dir.join("decode-splits.svg");
+    let splits_path = dir.join(PLOT_FILES[1]);
     {
         let root = SVGBackend::new(&splits_path, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
