@@ -174,6 +174,46 @@ fn bad_input_exits_2_with_a_clear_message() {
             "cannot be used with",
         ),
         (&["timeline", "11", "--blocks", "0"], "--blocks"),
+        // Decode: impossible shapes, and decode flags where they mean nothing.
+        (&["stage", "14", "--seqlen-q", "17"], "1 to 16 query rows"),
+        (
+            &["stage", "14", "--heads", "32", "--kv-heads", "5"],
+            "multiple of kv_heads",
+        ),
+        (
+            &["stage", "14", "--page-size", "48"],
+            "power of two of at least 16",
+        ),
+        (
+            &["stage", "14", "--cache-lens", "100,0"],
+            "sequence 1's cache length is 0",
+        ),
+        (
+            &["stage", "14", "--batch", "3", "--cache-lens", "100,200"],
+            "one cache length per sequence",
+        ),
+        (&["stage", "14", "--splits", "129"], "1 to 128"),
+        (
+            &["stage", "14", "--dim", "256"],
+            "supports head dims [64, 128]",
+        ),
+        (
+            &[
+                "stage",
+                "14",
+                "--batch",
+                "64",
+                "--heads",
+                "32",
+                "--kv-heads",
+                "8",
+                "--seqlen",
+                "131072",
+            ],
+            "32-bit",
+        ),
+        (&["stage", "9", "--page-size", "16"], "is a prefill stage"),
+        (&["compare", "9", "14"], "does not support prefill problems"),
     ];
     for (args, expected) in cases {
         let (code, stderr) = flashlab(args);

@@ -40,7 +40,7 @@ impl StageInfo {
             return Err(Error::Unsupported {
                 stage: self.label(),
                 what: "prefill problems".into(),
-                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-len 8192`, `flashlab bench --decode`)".into(),
+                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)".into(),
             });
         }
         if !self.head_dims.contains(&p.shape.head_dim) {
