@@ -151,7 +151,13 @@ book-tools:
     if ! "{{wasm_bindgen}}" --version 2>/dev/null | grep -qx "wasm-bindgen $wasm_bindgen_version"; then
         echo "installing wasm-bindgen-cli $wasm_bindgen_version into .toolchain/wasm-bindgen, for the playground (a few minutes)"
         # Only the one binary, without TLS (it serves the test runner's downloads): a third less to compile.
-        cargo install --locked --quiet --no-default-features --bin wasm-bindgen --root .toolchain/wasm-bindgen wasm-bindgen-cli --version "$wasm_bindgen_version"
+        install=(cargo install --quiet --no-default-features --bin wasm-bindgen --root .toolchain/wasm-bindgen wasm-bindgen-cli --version "$wasm_bindgen_version")
+        # Its own lock file first; a registry mirror that lacks a version it pins (seen:
+        # webpki-roots 1.0.11) gets the newest compatible versions instead.
+        if ! "${install[@]}" --locked 2>/tmp/flashlab-wasm-bindgen-install.log; then
+            echo "wasm-bindgen-cli's lock file does not resolve here ($(grep -m1 -o 'requirement `[^`]*`' /tmp/flashlab-wasm-bindgen-install.log || echo 'see /tmp/flashlab-wasm-bindgen-install.log')): installing it without --locked"
+            "${install[@]}"
+        fi
     fi
     if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
         rustup target add wasm32-unknown-unknown
