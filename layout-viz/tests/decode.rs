@@ -1,6 +1,6 @@
 //! Stage 14's index functions: the kernels' own (decode_index.cuh, host build) against
 //! layout-viz's models over a grid of inputs, so the playground (wasm32, models) draws
-//! what the CLI draws; and the numbers of the book's decode examples.
+//! what the CLI draws; and the numbers the book's three decode figures show.
 use layout_viz::decode::{
     self, BLOCK_KV, DecodeFns, KvCache, PackedRow, PagedCache, SplitTiles, heuristic_eligible,
     kv_bytes, kv_bytes_unpacked, split_plan,
@@ -11,6 +11,13 @@ const M: DecodeFns = DecodeFns::MODELS;
 
 fn st(begin: u32, count: u32) -> SplitTiles {
     SplitTiles { begin, count }
+}
+
+/// `s` as the SVG writes it in text and titles.
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 fn pr(token: u32, head: u32) -> PackedRow {
@@ -87,6 +94,22 @@ fn cache_row_model_is_the_kernels_function() {
 }
 
 #[test]
+fn the_figures_draw_the_same_from_models_and_kernels() {
+    assert_eq!(
+        decode::split_combine_svg_with(&M, 1000, 5),
+        decode::split_combine_svg_with(&K, 1000, 5)
+    );
+    assert_eq!(
+        decode::gqa_packing_svg_with(&M, 32, 8, 2, 1, 8192, 128),
+        decode::gqa_packing_svg_with(&K, 32, 8, 2, 1, 8192, 128)
+    );
+    assert_eq!(
+        decode::page_table_svg_with(&M),
+        decode::page_table_svg_with(&K)
+    );
+}
+
+#[test]
 fn the_book_example_of_split_kv() {
     assert_eq!(BLOCK_KV, 64);
     // 1000 keys: 16 tiles, the last with keys 960-999; 5 splits of ceil(16 / 5) = 4 tiles
@@ -109,6 +132,20 @@ fn the_book_example_of_split_kv() {
         split_plan(&K, 1000, 3).splits,
         [st(0, 6), st(6, 6), st(12, 4)]
     );
+
+    let svg = decode::split_combine_svg(1000, 5);
+    for shown in [
+        "16 tiles of 64 keys; tiles_per_split = ceil(16 / 5) = 4\n",
+        "\nkeys 960-999*\n",
+        "\nO_4 = 0\n",
+        "\nLSE_4 = -inf\n",
+        "\nO_3, LSE_3\n",
+        "\nkeys 768-999\n",
+        "tile 15: keys 960-999 (40 of 64; rows 40-63 are zero-filled and masked), split 3 (blockIdx.x = 3)",
+        "split 4: the block with blockIdx.x = 4 has no tiles",
+    ] {
+        assert!(svg.contains(&escaped(shown)), "{shown}");
+    }
 }
 
 #[test]
@@ -137,6 +174,19 @@ fn the_book_example_of_gqa_packing() {
     // (harness/src/decode/mod.rs pins the same numbers).
     assert_eq!(kv_bytes(8192, 8, 128), 32 << 20);
     assert_eq!(kv_bytes_unpacked(8192, 32, 8, 128), 128 << 20);
+
+    let svg = decode::gqa_packing_svg(32, 8, 2, 1, 8192, 128);
+    for shown in [
+        "\ntoken 1 · query head 7\n",
+        "\nzero: no query\n",
+        "\n32 MiB\n",
+        "\n128 MiB\n",
+        "2 (K, V) · 8192 · 8 · 128 · 2 B = 33554432 bytes = 32 MiB",
+        "packed row 5 = unpack_row(group 4, K/V head 1, 5): token 5 / 4 = 1, head 1 x 4 + 5 % 4 = 5",
+    ] {
+        assert!(svg.contains(&escaped(shown)), "{shown}");
+    }
+    assert_eq!(svg.matches("\nzero: no query\n").count(), 8);
 }
 
 #[test]
@@ -163,4 +213,41 @@ fn the_book_example_of_a_paged_cache() {
         (0..12).map(filled).collect::<Vec<_>>(),
         [1, 16, 16, 0, 16, 16, 0, 16, 6, 16, 8, 16]
     );
+
+    let svg = decode::page_table_svg();
+    for shown in [
+        "seq 0, key 37: block_table[0][37 >> 4 = 2] = 10, row 37 & 15 = 5 → cache row 165",
+        "seq 1, key 16: block_table[1][16 >> 4 = 1] = 0, row 16 & 15 = 0 → cache row 0",
+        "seq 2, key 69: block_table[2][69 >> 4 = 4] = 8, row 69 & 15 = 5 → cache row 133",
+        "\n8/16 rows\n",
+        "\ntable padding → here\n",
+        "cache row 165 = page 10, row 5: sequence 0, key 37",
+    ] {
+        assert!(svg.contains(&escaped(shown)), "{shown}");
+    }
+}
+
+#[test]
+fn the_decode_figures_fit_the_column_and_title_their_cells() {
+    for svg in [
+        decode::split_combine_svg(1000, 5),
+        decode::gqa_packing_svg(32, 8, 2, 1, 8192, 128),
+        decode::page_table_svg(),
+    ] {
+        assert!(svg.contains(r#"width="740""#));
+        for (i, _) in svg.match_indices("font-size=\"") {
+            let size: u32 = svg[i + 11..].split('"').next().unwrap().parse().unwrap();
+            assert!(size >= 10, "font-size {size}");
+        }
+        // Every cell group carries a tooltip.
+        assert_eq!(
+            svg.matches(r#"<g class="cell">"#).count(),
+            svg.matches(
+                r#"<g class="cell">
+<title>"#
+            )
+            .count()
+        );
+        assert!(svg.matches(r#"class="cell""#).count() > 10);
+    }
 }
