@@ -21,6 +21,7 @@ pub mod swizzle;
 pub mod atoms;
 pub mod bank;
 pub mod book;
+pub mod decode;
 pub mod gmma;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod kernel_fns;

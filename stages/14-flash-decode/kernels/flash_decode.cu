@@ -81,9 +81,8 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     // ANCHOR: split_range
     // This split's key tiles; a short sequence's last splits get none and write only an
     // empty partial (LSE -inf), which the combine weighs as zero.
-    const int tile_begin = split * p.tiles_per_split;
-    const int tile_end = min(tile_begin + p.tiles_per_split, ceil_div(seqlen_k, BLOCK_KV));
-    const int n_tiles = max(0, tile_end - tile_begin);
+    const SplitTiles range = split_tiles(split, p.tiles_per_split, seqlen_k, BLOCK_KV);
+    const int tile_begin = range.begin, n_tiles = range.count;
     // ANCHOR_END: split_range
 
     // Q's packed rows: the group's heads, token by token; rows past the group are zeros.

@@ -1,8 +1,11 @@
 // decode.cuh: the one argument of the decode kernels (stage 14 on), mirrored from
 // harness/src/decode/mod.rs, and where a key of a sequence lives in a contiguous or a
-// paged K/V cache. Book: "Stage 14: flash decode".
+// paged K/V cache. The index arithmetic itself is in decode_index.cuh, which has no CUDA
+// header, so that layout-viz draws the book's figures with it. Book: "Stage 14: flash
+// decode".
 #pragma once
 #include "common.cuh"
+#include "decode_index.cuh"
 
 namespace flashlab {
 
@@ -28,30 +31,17 @@ static_assert(offsetof(DecodeParams, seqlens_k) == 104 && offsetof(DecodeParams,
               "DecodeParams differs from harness/src/decode/mod.rs");
 
 // ANCHOR: cache_row
-// Element offset of key j of sequence b, K/V head kv_head, in the cache. Contiguous: row j
-// of the sequence's own [capacity] rows. Paged: row j % page_size of the page the block
-// table names for j / page_size (both by shift and mask: pages are powers of two).
+// Element offset of key j of sequence b, K/V head kv_head, in the cache: the row
+// decode_index.cuh's cache_row finds (contiguous, or through the page table), times the
+// row's kv_heads * head_dim elements.
 FL_HOST_DEVICE long long cache_row_offset(const DecodeParams& p, int b, int j, int kv_head) {
-    long long row;
-    if (p.block_table == nullptr) {
-        row = static_cast<long long>(b) * p.attn.seqlen_k + j;
-    } else {
-        const int page = p.block_table[static_cast<long long>(b) * p.pages_per_seq + (j >> p.page_shift)];
-        row = static_cast<long long>(page) * p.page_size + (j & (p.page_size - 1));
-    }
+    const long long row = cache_row(p.block_table, p.pages_per_seq, p.page_size, p.page_shift, p.attn.seqlen_k, b, j);
     return (row * p.attn.kv_heads + kv_head) * p.attn.head_dim;
 }
 // ANCHOR_END: cache_row
 
-// GQA packing: packed row r of K/V head kv_head is query token r / group of query head
-// kv_head * group + r % group, so a tile's rows are every head of the group that reads
-// this K/V head, token by token.
-struct PackedRow {
-    int token, head;
-};
-FL_HOST_DEVICE PackedRow unpack_row(const DecodeParams& p, int kv_head, int r) {
-    return {r / p.group, kv_head * p.group + r % p.group};
-}
+// GQA packing (decode_index.cuh): packed row r of K/V head kv_head's tile.
+FL_HOST_DEVICE PackedRow unpack_row(const DecodeParams& p, int kv_head, int r) { return unpack_row(p.group, kv_head, r); }
 
 }  // namespace flashlab
 
