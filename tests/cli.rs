@@ -359,3 +359,42 @@ fn help_documents_the_exit_status() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("2 on an error"), "{help}");
 }
+
+/// `bench --decode --dry-run` says what the decode bench would run, without a GPU: the
+/// issue's shapes up to the token limit, and per shape the runs the split sweep allows.
+#[test]
+fn decode_bench_dry_run_lists_its_shapes_and_runs() {
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "bench",
+            "--decode",
+            "--dry-run",
+            "--decode-batches",
+            "1,64",
+            "--decode-cache-lens",
+            "2048,131072",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("decode bench: 3 shapes"), "{text}");
+    // 2048 keys are 32 tiles: the sweep stops at 32 (10 counts), plus the heuristic's run
+    // and three page sizes; 64 x 128k is past the token limit.
+    assert!(
+        text.contains("batch 1 heads 32 (kv 8) q 1 cache 2048 dim 128 bf16 contiguous: 14 runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("batch 1 heads 32 (kv 8) q 1 cache 131072 dim 128 bf16 contiguous: 18 runs"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("batch 64 heads 32 (kv 8) q 1 cache 131072"),
+        "{text}"
+    );
+}

@@ -46,6 +46,8 @@ pub struct DecodeBenchConfig {
     pub out: PathBuf,
     pub timing: TimingProtocol,
     pub seed: u64,
+    /// Print the shapes and runs, then stop (no GPU needed).
+    pub dry_run: bool,
 }
 
 /// One shape of the sweep: every sequence `cache_len` keys, one new query row.
@@ -224,7 +226,15 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
             config.max_tokens
         );
     }
-    let gpu = Gpu::open()?;
+    if config.dry_run {
+        print!("{}", describe(config, &shapes));
+        return Ok(0);
+    }
+    let gpu = Gpu::open().map_err(|e| {
+        anyhow!(
+            "{e}\n(`flashlab bench --decode --dry-run` shows the runs it would make without a GPU)"
+        )
+    })?;
     let device = gpu.facts()?;
     let stages: Vec<&dyn Stage> = STAGES
         .iter()
@@ -329,6 +339,41 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// What a decode bench would run: each shape, and per decode stage its heuristic run, the
+/// split sweep (counts up to the shape's key tiles) and one run per page size.
+pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String {
+    let mut out = format!(
+        "decode bench: {} shapes of at most {} cache tokens in all; per decode stage and shape, the heuristic's split count, the sweep {:?} (up to the shape's key tiles) and pages of {:?}{}\n",
+        shapes.len(),
+        config.max_tokens,
+        SPLIT_SWEEP,
+        PAGE_SIZES,
+        if config.baselines {
+            "; baselines: SDPA flash, cuDNN, FlashAttention-4 (bench/decode_baselines.py)"
+        } else {
+            ""
+        }
+    );
+    for stage in STAGES
+        .iter()
+        .filter(|s| s.info().workload == Workload::Decode)
+    {
+        let tiles = stage.decode().expect("a decode stage").tiles();
+        for p in shapes {
+            let sweep = SPLIT_SWEEP
+                .iter()
+                .filter(|&&s| s <= tiles.key_tiles(p).min(MAX_SPLITS))
+                .count();
+            out.push_str(&format!(
+                "  stage {} {p}: {} runs\n",
+                stage.info().number,
+                1 + sweep + PAGE_SIZES.len()
+            ));
+        }
+    }
+    out
 }
 
 fn run_baselines(

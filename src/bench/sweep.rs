@@ -268,6 +268,7 @@ impl crate::cli::BenchArgs {
             out: self.out.clone(),
             timing: self.timing.timing,
             seed: self.seed.unwrap_or(DEFAULT_SEED),
+            dry_run: self.dry_run,
         }
     }
 
