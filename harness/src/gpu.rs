@@ -206,6 +206,18 @@ impl Gpu {
         })
     }
 
+    /// The driver's count of `kernel`'s blocks that fit on one SM at once, with its launch's
+    /// block size and dynamic shared memory (registers, shared memory and block limits).
+    /// The shared memory is allowed first, as for a launch: past 48 KiB the driver counts
+    /// only what the kernel has been allowed.
+    pub fn resident_blocks(&self, kernel: &Kernel, threads: u32, smem_bytes: u32) -> Result<u32> {
+        self.allow_smem(kernel, smem_bytes)?;
+        let blocks = kernel
+            .occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
+            .during(format!("reading {}'s occupancy", kernel.name()))?;
+        Ok(blocks.max(1))
+    }
+
     /// Shared memory past 48 KiB a block (static and dynamic together) must be opted into
     /// per function.
     fn allow_smem(&self, kernel: &Kernel, smem_bytes: u32) -> Result<()> {

@@ -43,18 +43,24 @@ impl StageInfo {
                 supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)".into(),
             });
         }
-        if !self.head_dims.contains(&p.shape.head_dim) {
+        self.check_kernel_variant(p.shape.head_dim, p.dtype)
+    }
+
+    /// Refuses a head dim or dtype the stage has no kernel for, naming those it has: the
+    /// check prefill and decode problems share.
+    pub fn check_kernel_variant(&self, head_dim: usize, dtype: DType) -> Result<()> {
+        if !self.head_dims.contains(&head_dim) {
             return Err(Error::Unsupported {
                 stage: self.label(),
-                what: format!("head dim {}", p.shape.head_dim),
+                what: format!("head dim {head_dim}"),
                 supported: format!("head dims {:?}", self.head_dims),
             });
         }
-        if !self.dtypes.contains(&p.dtype) {
+        if !self.dtypes.contains(&dtype) {
             let names: Vec<_> = self.dtypes.iter().map(|d| d.name()).collect();
             return Err(Error::Unsupported {
                 stage: self.label(),
-                what: format!("dtype {}", p.dtype),
+                what: format!("dtype {dtype}"),
                 supported: names.join(", "),
             });
         }

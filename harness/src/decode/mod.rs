@@ -387,23 +387,6 @@ pub fn choose_splits(p: &DecodeProblem, tiles: &DecodeTiles, slots: usize) -> us
     })
 }
 
-/// The driver's count of `kernel`'s blocks that fit on one SM at once, with its launch's
-/// block size and dynamic shared memory (registers, shared memory and block limits).
-pub fn resident_blocks(kernel: &crate::Kernel, threads: u32, smem_bytes: u32) -> Result<u32> {
-    use crate::error::CudaContext as _;
-    // Shared memory past 48 KiB is counted only once the kernel is allowed it.
-    kernel
-        .set_attribute(
-            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem_bytes as i32,
-        )
-        .during("raising the dynamic shared-memory limit")?;
-    let blocks = kernel
-        .occupancy_max_active_blocks_per_multiprocessor(threads, smem_bytes as usize, None)
-        .during(format!("reading {}'s occupancy", kernel.name()))?;
-    Ok(blocks.max(1))
-}
-
 /// The partial results of `splits` splits must fit 32-bit indexing too.
 pub fn check_splits(p: &DecodeProblem, splits: usize) -> Result<()> {
     if splits > 1 && splits.saturating_mul(p.q_len()) > crate::problem::MAX_ELEMENTS {
@@ -455,7 +438,7 @@ pub struct DecodeLaunch<'a> {
 /// kernel, then the combine kernel when there is more than one split).
 pub trait DecodeStage: Sync {
     fn tiles(&self) -> DecodeTiles;
-    /// How many of its split kernel's blocks one SM holds at once ([`resident_blocks`]):
+    /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
     /// the split heuristic counts SMs times this as the GPU's block slots.
     fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32>;
     fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
@@ -464,24 +447,7 @@ pub trait DecodeStage: Sync {
 /// Refuses head dims and dtypes the stage was not written for, naming what it supports.
 pub fn check_stage(info: &crate::StageInfo, p: &DecodeProblem) -> Result<()> {
     p.validate()?;
-    let unsupported = |what: String, supported: String| {
-        Err(Error::Unsupported {
-            stage: info.label(),
-            what,
-            supported,
-        })
-    };
-    if !info.head_dims.contains(&p.head_dim) {
-        return unsupported(
-            format!("head dim {}", p.head_dim),
-            format!("head dims {:?}", info.head_dims),
-        );
-    }
-    if !info.dtypes.contains(&p.dtype) {
-        let names: Vec<_> = info.dtypes.iter().map(|d| d.name()).collect();
-        return unsupported(format!("dtype {}", p.dtype), names.join(", "));
-    }
-    Ok(())
+    info.check_kernel_variant(p.head_dim, p.dtype)
 }
 
 #[cfg(test)]

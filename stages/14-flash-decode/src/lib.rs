@@ -63,7 +63,7 @@ impl DecodeStage for FlashDecode {
     fn blocks_per_sm(&self, gpu: &Gpu, p: &harness::DecodeProblem) -> Result<u32> {
         let split =
             KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
-        harness::decode::resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
+        gpu.resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
     }
 
     // ANCHOR: launch
