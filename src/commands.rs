@@ -172,12 +172,7 @@ fn stage(args: StageArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         let info = stage.info();
-        println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
-        println!(
-            "gpu      {} (sm_{}{}, {} SMs)",
-            gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
-        );
-        println!("problem  {problem}   seed {}", report.seed);
+        print_run_header(info, &gpu, &problem, report.seed);
         if let Some(c) = &report.check {
             println!(
                 "check    {}  {}",
@@ -233,12 +228,7 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
         return Ok(if failed { 1 } else { 0 });
     }
     let info = stage.info();
-    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
-    println!(
-        "gpu      {} (sm_{}{}, {} SMs)",
-        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
-    );
-    println!("problem  {problem}   seed {}", report.seed);
+    print_run_header(info, &gpu, &problem, report.seed);
     let tiles = stage.decode().expect("a decode stage").tiles();
     let blocks = tiles.blocks_per_split(&problem);
     let slots = (gpu.multiprocessors * report.blocks_per_sm) as usize;
@@ -279,6 +269,22 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
         );
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// The first lines of every run's report (`stage`, `timeline`): the stage, the GPU, the
+/// problem and its seed.
+fn print_run_header(
+    info: &harness::StageInfo,
+    gpu: &Gpu,
+    problem: &dyn std::fmt::Display,
+    seed: u64,
+) {
+    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
+    println!(
+        "gpu      {} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
+    );
+    println!("problem  {problem}   seed {seed}");
 }
 
 /// Gated timing is the default and goes unsaid; the other protocol is named wherever a
@@ -328,12 +334,7 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
         .context("the timeline run returned no events")?;
     let recorded = Timeline::from_buffer(&buffer)?;
 
-    println!("stage    {} ({}): {}", info.number, info.slug, info.idea);
-    println!(
-        "gpu      {} (sm_{}{}, {} SMs)",
-        gpu.name, gpu.compute_capability.0, gpu.compute_capability.1, gpu.multiprocessors
-    );
-    println!("problem  {problem}   seed {}", report.seed);
+    print_run_header(info, &gpu, &problem, report.seed);
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if let Some(c) = &report.check {
         println!(
