@@ -173,6 +173,50 @@ def emit(out, obj):
     out.flush()
 
 
+def time_calls(torch, a, fn, before=None):
+    """Median of per-call event timings, the protocol of harness/src/timing.rs: a warm-up
+    one call at a time sizes the run, then every timed call is queued behind
+    torch.cuda._sleep (a kernel that waits), so the calls run back to back and each event
+    pair times the GPU's work, not Python's time to launch it. `before` (decode's L2 flush,
+    decode_baselines.py) is queued ahead of each call, outside its event pair."""
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+
+    def once():
+        if before:
+            before()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop)
+
+    warm, first = 0.0, math.inf
+    for _ in range(1000):
+        t = once()
+        first = min(first, t)
+        warm += t
+        if warm >= a.warmup_ms:
+            break
+    n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
+    if a.timing == "ungated":
+        # The protocol before the gate, kept to measure what the gate changes.
+        samples = [once() for _ in range(n)]
+        return median(samples), min(samples), n
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    # The gate: GATE_US_PER_CALL per call, in clock cycles at up to 2 GHz.
+    torch.cuda._sleep(int(GATE_US_PER_CALL * n * 2000))
+    for s, e in pairs:
+        if before:
+            before()
+        s.record()
+        fn()
+        e.record()
+    torch.cuda.synchronize()
+    samples = [s.elapsed_time(e) for s, e in pairs]
+    return median(samples), min(samples), n
+
+
 # ----------------------------------------------------------------------------- GPU part
 
 
@@ -277,44 +321,7 @@ class Runner:
         return lambda: first_output(fa3.flash_attn_func(q, k, v, causal=causal))
 
     def time(self, fn):
-        """Median of per-call event timings, the protocol of harness/src/timing.rs: a
-        warm-up one call at a time sizes the run, then every timed call is queued behind
-        torch.cuda._sleep (a kernel that waits), so the calls run back to back and each
-        event pair times the GPU's work, not Python's time to launch it."""
-        torch = self.torch
-        a = self.args
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-
-        def once():
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            return start.elapsed_time(stop)
-
-        warm, first = 0.0, math.inf
-        for _ in range(1000):
-            t = once()
-            first = min(first, t)
-            warm += t
-            if warm >= a.warmup_ms:
-                break
-        n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
-        if a.timing == "ungated":
-            # The protocol before the gate, kept to measure what the gate changes.
-            samples = [once() for _ in range(n)]
-            return median(samples), min(samples), n
-        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        # The gate: GATE_US_PER_CALL per call, in clock cycles at up to 2 GHz.
-        torch.cuda._sleep(int(GATE_US_PER_CALL * n * 2000))
-        for s, e in pairs:
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize()
-        samples = [s.elapsed_time(e) for s, e in pairs]
-        return median(samples), min(samples), n
+        return time_calls(self.torch, self.args, fn)
 
     def check(self, shape, q, k, v, o):
         torch = self.torch

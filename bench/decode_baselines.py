@@ -30,15 +30,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from baselines import (  # noqa: E402  (flashlab writes both scripts side by side)
     BOUND_ULPS,
-    GATE_US_PER_CALL,
     TIMING_PROTOCOLS,
     UNIT_ROUNDOFF,
     emit,
     fa4_missing_reason,
     first_line,
     first_output,
-    iterations_for,
-    median,
+    time_calls,
 )
 
 ALL_BACKENDS = ["sdpa-flash", "sdpa-cudnn", "flash-attn-4"]
@@ -160,37 +158,7 @@ class Runner:
         self.flush_buffer.sum()
 
     def time(self, fn):
-        torch, a = self.torch, self.args
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-        def once():
-            self.flush()
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            return start.elapsed_time(stop)
-
-        warm, first = 0.0, math.inf
-        for _ in range(1000):
-            t = once()
-            first, warm = min(first, t), warm + t
-            if warm >= a.warmup_ms:
-                break
-        n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
-        if a.timing == "ungated":
-            samples = [once() for _ in range(n)]
-            return median(samples), min(samples), n
-        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        torch.cuda._sleep(int(GATE_US_PER_CALL * n * 2000))
-        for s, e in pairs:
-            self.flush()
-            s.record()
-            fn()
-            e.record()
-        torch.cuda.synchronize()
-        samples = [s.elapsed_time(e) for s, e in pairs]
-        return median(samples), min(samples), n
+        return time_calls(self.torch, self.args, fn, before=self.flush)
 
     def check(self, shape, q, k, v, o):
         torch = self.torch
