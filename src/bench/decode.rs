@@ -548,13 +548,6 @@ fn draw_err<E: std::error::Error + Send + Sync + 'static>(
     anyhow!("drawing: {e}")
 }
 
-const BATCH_COLORS: [RGBColor; 4] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-];
-
 /// decode-bandwidth.svg (GB/s against cache length, one color per batch size: the stage
 /// with the heuristic's splits as solid lines, the best baseline dashed, the streaming
 /// read as the roofline) and decode-splits.svg (GB/s against the split count per shape,
@@ -575,37 +568,16 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
         (*lens.iter().max().unwrap_or(&131072) as f64).log2() + 0.3,
     );
     let bandwidth = dir.join(PLOT_FILES[0]);
-    {
-        let root = SVGBackend::new(&bandwidth, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Decode: GB/s of K/V read against cache length",
-                ("sans-serif", 19),
-            )
-            .margin(10)
-            .x_label_area_size(44)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x_lo..x_hi, 0.0..y_max)
-            .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .x_labels(((x_hi - x_lo).round() as usize) + 1)
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 {
-                    format!("{}k", (2f64.powf(x.round()) / 1024.0) as u64)
-                } else {
-                    String::new()
-                }
-            })
-            .y_labels(8)
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_desc("keys per sequence")
-            .y_desc("GB/s of unique K/V read")
-            .label_style(("sans-serif", TEXT))
-            .light_line_style(RGBColor(238, 238, 238))
-            .draw()
-            .map_err(draw_err)?;
+    let axes = Axes {
+        caption: "Decode: GB/s of K/V read against cache length",
+        x: x_lo..x_hi,
+        x_labels: ((x_hi - x_lo).round() as usize) + 1,
+        x_unit: 1024.0,
+        x_suffix: "k",
+        x_desc: "keys per sequence",
+        y_max,
+    };
+    gb_per_s_chart(&bandwidth, &axes, |chart| {
         chart
             .draw_series(LineSeries::new(
                 [(x_lo, read), (x_hi, read)],
@@ -615,7 +587,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
             .label(format!("streaming read {read:.0}"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
         for (i, &batch) in batches.iter().enumerate() {
-            let color = BATCH_COLORS[i % BATCH_COLORS.len()];
+            let color = PALETTE[i % PALETTE.len()];
             let points = |select: &dyn Fn(&DecodeRow) -> bool| -> Vec<(f64, f64)> {
                 let mut pts: Vec<(f64, f64)> = results
                     .shapes()
@@ -664,72 +636,33 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
                     .map_err(draw_err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", TEXT))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(200, 200, 200))
-            .draw()
-            .map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
-    }
+        Ok(())
+    })?;
 
     let splits_path = dir.join(PLOT_FILES[1]);
-    {
-        let root = SVGBackend::new(&splits_path, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        let max_splits = results
-            .rows
-            .iter()
-            .filter(|r| r.kind == "splits")
-            .filter_map(|r| r.splits)
-            .max()
-            .unwrap_or(128);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Decode: GB/s against the split count (ringed: the heuristic's)",
-                ("sans-serif", 19),
-            )
-            .margin(10)
-            .x_label_area_size(44)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.2..(max_splits as f64).log2() + 0.2, 0.0..y_max)
-            .map_err(draw_err)?;
-        chart
-            .configure_mesh()
-            .x_labels(((max_splits as f64).log2() as usize) + 1)
-            .x_label_formatter(&|x| {
-                if (x - x.round()).abs() < 1e-6 {
-                    format!("{}", 2f64.powf(x.round()) as u64)
-                } else {
-                    String::new()
-                }
-            })
-            .y_labels(8)
-            .y_label_formatter(&|y| format!("{y:.0}"))
-            .x_desc("splits per sequence")
-            .y_desc("GB/s of unique K/V read")
-            .label_style(("sans-serif", TEXT))
-            .light_line_style(RGBColor(238, 238, 238))
-            .draw()
-            .map_err(draw_err)?;
-        let shapes: Vec<(usize, usize)> = results
+    let max_splits = results
+        .rows
+        .iter()
+        .filter(|r| r.kind == "splits")
+        .filter_map(|r| r.splits)
+        .max()
+        .unwrap_or(128) as f64;
+    let axes = Axes {
+        caption: "Decode: GB/s against the split count (ringed: the heuristic's)",
+        x: -0.2..max_splits.log2() + 0.2,
+        x_labels: (max_splits.log2() as usize) + 1,
+        x_unit: 1.0,
+        x_suffix: "",
+        x_desc: "splits per sequence",
+        y_max,
+    };
+    gb_per_s_chart(&splits_path, &axes, |chart| {
+        let shapes = results
             .shapes()
             .into_iter()
-            .filter(|s| s.0 == 1 || s.1 == 8192)
-            .collect();
-        let palette = [
-            RGBColor(31, 119, 180),
-            RGBColor(255, 127, 14),
-            RGBColor(44, 160, 44),
-            RGBColor(214, 39, 40),
-            RGBColor(148, 103, 189),
-            RGBColor(140, 86, 75),
-            RGBColor(23, 190, 207),
-        ];
-        for (i, &shape) in shapes.iter().enumerate() {
-            let color = palette[i % palette.len()];
+            .filter(|s| s.0 == 1 || s.1 == 8192);
+        for (i, shape) in shapes.enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
             let mut pts: Vec<(f64, f64)> = results
                 .ok()
                 .filter(|r| r.kind == "splits" && (r.batch, r.cache_len) == shape)
@@ -758,15 +691,79 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .label_font(("sans-serif", TEXT))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(200, 200, 200))
-            .draw()
-            .map_err(draw_err)?;
-        root.present().map_err(draw_err)?;
-    }
+        Ok(())
+    })?;
     Ok(vec![bandwidth, splits_path])
+}
+
+/// The colors of the lines, one per batch size or shape (the bench plots' stage colors).
+const PALETTE: &[RGBColor] = &super::plots::STAGE_COLORS;
+
+/// The x axis of a decode chart: a log2 scale whose whole powers are labelled, divided by
+/// `x_unit` and suffixed; the y axis is GB/s from 0 to `y_max`.
+struct Axes {
+    caption: &'static str,
+    x: std::ops::Range<f64>,
+    x_labels: usize,
+    x_unit: f64,
+    x_suffix: &'static str,
+    x_desc: &'static str,
+    y_max: f64,
+}
+
+type GbPerSChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Writes one decode chart to `path`: the canvas, the axes of `axes`, what `draw` adds,
+/// then the legend in the lower right.
+fn gb_per_s_chart(
+    path: &Path,
+    axes: &Axes,
+    draw: impl FnOnce(&mut GbPerSChart<'_, '_>) -> Result<()>,
+) -> Result<()> {
+    let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE).map_err(draw_err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(axes.caption, ("sans-serif", 19))
+        .margin(10)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(axes.x.clone(), 0.0..axes.y_max)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .x_labels(axes.x_labels)
+        .x_label_formatter(&|x| {
+            if (x - x.round()).abs() < 1e-6 {
+                format!(
+                    "{}{}",
+                    (2f64.powf(x.round()) / axes.x_unit) as u64,
+                    axes.x_suffix
+                )
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(8)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc(axes.x_desc)
+        .y_desc("GB/s of unique K/V read")
+        .label_style(("sans-serif", TEXT))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(draw_err)?;
+    draw(&mut chart)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font(("sans-serif", TEXT))
+        .background_style(WHITE.mix(0.9))
+        .border_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(draw_err)?;
+    root.present().map_err(draw_err)?;
+    Ok(())
 }

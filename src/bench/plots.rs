@@ -45,7 +45,7 @@ pub struct Series {
 }
 
 /// Stage colors by stage number (1-based), so a stage keeps its color across figures.
-const STAGE_COLORS: [RGBColor; 13] = [
+pub(super) const STAGE_COLORS: [RGBColor; 13] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
