@@ -466,12 +466,18 @@ a library printing to stdout
 
 #[test]
 fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
-    let on_disk = root().join("bench/baselines.py");
+    assert_embedded_script("bench/baselines.py", baselines::SCRIPT);
+}
+
+/// The script at `path` is the one the binary embeds, and its `--self-test` passes
+/// (skipped where the repository or python3 is absent).
+fn assert_embedded_script(path: &str, embedded: &str) {
+    let on_disk = root().join(path);
     let Ok(text) = std::fs::read_to_string(&on_disk) else {
         skip(format!("{} not present (GPU bundle)", on_disk.display()));
         return;
     };
-    assert_eq!(text, baselines::SCRIPT);
+    assert_eq!(text, embedded);
     let Ok(out) = Command::new("python3")
         .arg(&on_disk)
         .arg("--self-test")
@@ -696,24 +702,6 @@ fn the_decode_record_regenerates_its_table_and_plots() {
 
 #[test]
 fn the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test() {
-    let on_disk = root().join("bench/decode_baselines.py");
-    let Ok(text) = std::fs::read_to_string(&on_disk) else {
-        skip(format!("{} not present (GPU bundle)", on_disk.display()));
-        return;
-    };
-    assert_eq!(text, flashlab::bench::decode::SCRIPT);
     // It imports baselines.py's helpers from beside it, as the bench writes them.
-    let Ok(out) = Command::new("python3")
-        .arg(&on_disk)
-        .arg("--self-test")
-        .output()
-    else {
-        skip("no python3");
-        return;
-    };
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_embedded_script("bench/decode_baselines.py", flashlab::bench::decode::SCRIPT);
 }
