@@ -135,7 +135,7 @@ impl DecodeResults {
             .filter(|r| r.status == "ok" && r.gb_per_s.is_some())
     }
 
-    /// The best row of `kind`s among `names` at a shape.
+    /// The fastest timed, passing row at a shape among those `select` takes.
     fn best(
         &self,
         shape: (usize, usize),
