@@ -705,3 +705,26 @@ fn the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test() {
     // It imports baselines.py's helpers from beside it, as the bench writes them.
     assert_embedded_script("bench/decode_baselines.py", flashlab::bench::decode::SCRIPT);
 }
+
+/// decode_baselines.py's lines become decode rows; a line that is not JSON is passed on,
+/// not fatal, as for the prefill baselines.
+#[test]
+fn decode_baseline_lines_become_rows() {
+    let text = r#"{"kind": "meta", "device": "H100"}
+a library printing to stdout
+{"kind": "decode-baseline", "name": "sdpa-cudnn", "batch": 1, "heads": 32, "kv_heads": 8, "seqlen_q": 1, "seqlen_k": 8192, "head_dim": 128, "status": "ok", "median_ms": 0.02, "gb_per_s": 1500.0, "check_passed": true}
+"#;
+    let (meta, rows) = flashlab::bench::decode::read_baseline_lines(Cursor::new(text));
+    assert_eq!(meta["device"], "H100");
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (r.kind.as_str(), r.name.as_str(), r.cache_len),
+        ("baseline", "sdpa-cudnn", 8192)
+    );
+    assert_eq!(
+        (r.gb_per_s, r.check_passed, r.splits),
+        (Some(1500.0), Some(true), None)
+    );
+    assert_eq!(r.kv_bytes, 32.0 * 1024.0 * 1024.0);
+}

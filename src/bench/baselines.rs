@@ -71,33 +71,69 @@ pub fn run(
     shapes: &[Problem],
     timing: TimingProtocol,
 ) -> Result<(serde_json::Value, Vec<Row>)> {
-    let dir = std::env::temp_dir().join(format!("flashlab-baselines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let shapes_path = dir.join("shapes.json");
     let fields = shapes
         .iter()
         .map(SweepShapeFields::try_from)
         .collect::<Result<Vec<_>>>()?;
-    std::fs::write(&shapes_path, serde_json::to_string(&fields)?)
-        .with_context(|| format!("writing {}", shapes_path.display()))?;
-    let script = match &python.script {
-        Some(p) => p.clone(),
-        None => {
-            let p = dir.join("baselines.py");
-            std::fs::write(&p, SCRIPT).with_context(|| format!("writing {}", p.display()))?;
-            p
-        }
+    let script = Script {
+        files: &[("baselines.py", SCRIPT)],
+        replacement: python.script.clone(),
     };
+    let (env, rows) = run_script(
+        python,
+        &script,
+        &serde_json::to_string(&fields)?,
+        shapes.len(),
+        timing,
+        |out| {
+            let (env, rows) = read_lines(out);
+            let n = rows.len();
+            ((env, rows), n)
+        },
+    )?;
+    Ok((env?, rows))
+}
+
+/// A Python script the bench runs: `files[0]` is run, the others are written beside it
+/// (modules it imports); `replacement` runs another file in place of `files[0]`
+/// (`FLASHLAB_BASELINES_PY`, for trying a changed script without rebuilding).
+pub struct Script<'a> {
+    pub files: &'a [(&'a str, &'a str)],
+    pub replacement: Option<PathBuf>,
+}
+
+/// Runs `script` with `--shapes-json` (the shapes as `shapes_json`), `--device` and
+/// `--timing` on python, hands its stdout to `read` (which returns what it read and how
+/// many rows), and fails with the tail of its stderr if it exits with an error.
+pub fn run_script<T>(
+    python: &Python,
+    script: &Script,
+    shapes_json: &str,
+    shapes: usize,
+    timing: TimingProtocol,
+    read: impl FnOnce(BufReader<std::process::ChildStdout>) -> (T, usize),
+) -> Result<T> {
+    let (name, _) = script.files[0];
+    let stem = name.trim_end_matches(".py");
+    let dir = std::env::temp_dir().join(format!("flashlab-{stem}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let shapes_path = dir.join("shapes.json");
+    std::fs::write(&shapes_path, shapes_json)
+        .with_context(|| format!("writing {}", shapes_path.display()))?;
+    for (file, text) in script.files {
+        let p = dir.join(file);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    let path = script.replacement.clone().unwrap_or_else(|| dir.join(name));
     let device = std::env::var("FLASHLAB_DEVICE").unwrap_or_else(|_| "0".into());
     eprintln!(
-        "baselines: {} {} (torch {}) on {} shapes",
+        "{stem}: {} {} (torch {}) on {shapes} shapes",
         python.exe,
-        script.display(),
+        path.display(),
         python.torch,
-        shapes.len()
     );
     let mut child = Command::new(&python.exe)
-        .arg(&script)
+        .arg(&path)
         .arg("--shapes-json")
         .arg(&shapes_path)
         .args(["--device", &device])
@@ -116,7 +152,7 @@ pub fn run(
         s
     });
     let stdout = child.stdout.take().context("python's stdout")?;
-    let (env, rows) = read_lines(BufReader::new(stdout));
+    let (read, rows) = read(BufReader::new(stdout));
     let status = child.wait().context("waiting for python")?;
     let stderr = stderr_thread.join().unwrap_or_default();
     let _ = std::fs::remove_dir_all(&dir);
@@ -124,12 +160,11 @@ pub fn run(
         let tail: Vec<&str> = stderr.lines().rev().take(15).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         bail!(
-            "bench/baselines.py exited with {status} after {} rows:\n{}",
-            rows.len(),
+            "bench/{name} exited with {status} after {rows} rows:\n{}",
             tail.join("\n")
         );
     }
-    Ok((env?, rows))
+    Ok(read)
 }
 
 /// Reads the script's JSON Lines: one meta line, then rows. Lines that are not JSON

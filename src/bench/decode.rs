@@ -8,7 +8,7 @@
 //! measures. Writes DIR/decode.json and DIR/decode-table.md, and with --plots
 //! decode-bandwidth.svg and decode-splits.svg.
 
-use super::baselines::{Python, probe, python_exe};
+use super::baselines::{Python, Script, probe, run_script};
 use super::results::{GIT_COMMIT, utc_now};
 use crate::stages::STAGES;
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -19,9 +19,8 @@ use harness::timing::TimingProtocol;
 use harness::{Gpu, Stage, Workload};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 pub const SCRIPT: &str = include_str!("../../bench/decode_baselines.py");
 
@@ -381,13 +380,6 @@ fn run_baselines(
     shapes: &[DecodeProblem],
     timing: TimingProtocol,
 ) -> Result<(serde_json::Value, Vec<DecodeRow>)> {
-    let dir =
-        std::env::temp_dir().join(format!("flashlab-decode-baselines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    // The decode script imports baselines.py's helpers: both go side by side.
-    std::fs::write(dir.join("baselines.py"), super::baselines::SCRIPT)?;
-    let script = dir.join("decode_baselines.py");
-    std::fs::write(&script, SCRIPT)?;
     let shapes_json: Vec<serde_json::Value> = shapes
         .iter()
         .map(|p| {
@@ -395,30 +387,41 @@ fn run_baselines(
                 "seqlen_q": p.seqlen_q, "seqlen_k": p.capacity(), "head_dim": p.head_dim, "dtype": p.dtype.name()})
         })
         .collect();
-    let shapes_path = dir.join("shapes.json");
-    std::fs::write(&shapes_path, serde_json::to_string(&shapes_json)?)?;
-    eprintln!(
-        "decode baselines: {} {} (torch {})",
-        python.exe,
-        script.display(),
-        python.torch
-    );
-    let device = std::env::var("FLASHLAB_DEVICE").unwrap_or_else(|_| "0".into());
-    let mut child = Command::new(&python.exe)
-        .arg(&script)
-        .arg("--shapes-json")
-        .arg(&shapes_path)
-        .args(["--device", &device, "--timing", timing.name()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("starting {}", python_exe()))?;
-    let stdout = child.stdout.take().context("python's stdout")?;
+    // The decode script imports baselines.py's helpers: both go side by side.
+    let script = Script {
+        files: &[
+            ("decode_baselines.py", SCRIPT),
+            ("baselines.py", super::baselines::SCRIPT),
+        ],
+        replacement: None,
+    };
+    let (meta, rows) = run_script(
+        python,
+        &script,
+        &serde_json::to_string(&shapes_json)?,
+        shapes.len(),
+        timing,
+        |out| {
+            let (meta, rows) = read_baseline_lines(out);
+            let n = rows.len();
+            ((meta, rows), n)
+        },
+    )?;
+    Ok((meta, rows))
+}
+
+/// decode_baselines.py's JSON Lines: its meta line, then one row per (shape, backend).
+/// Lines that are not JSON (a library printing to stdout) are passed on to stderr.
+pub fn read_baseline_lines(reader: impl BufRead) -> (serde_json::Value, Vec<DecodeRow>) {
     let (mut meta, mut rows) = (serde_json::Value::Null, Vec::new());
-    for line in BufReader::new(stdout).lines() {
-        let line = line?;
-        let value: serde_json::Value = serde_json::from_str(&line)
-            .with_context(|| format!("a line of decode_baselines.py: {line}"))?;
+    for line in reader.lines() {
+        let Ok(line) = line else { break };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) else {
+            if !line.trim().is_empty() {
+                eprintln!("decode_baselines.py: {line}");
+            }
+            continue;
+        };
         if value["kind"] == "meta" {
             meta = value;
             continue;
@@ -445,15 +448,7 @@ fn run_baselines(
         row.error_bound = value["error_bound"].as_f64();
         rows.push(row);
     }
-    let status = child.wait()?;
-    let _ = std::fs::remove_dir_all(&dir);
-    if !status.success() {
-        bail!(
-            "decode_baselines.py exited with {status} after {} rows",
-            rows.len()
-        );
-    }
-    Ok((meta, rows))
+    (meta, rows)
 }
 
 // ANCHOR: table
