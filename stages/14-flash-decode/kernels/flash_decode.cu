@@ -202,6 +202,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     float* o_merge = reinterpret_cast<float*>(smem);       // [WARPS][ROWS][D]
     float* max_merge = o_merge + WARPS * ROWS * D;          // [WARPS][ROWS]
     float* sum_merge = max_merge + WARPS * ROWS;            // [WARPS][ROWS]
+    float* lse_merge = sum_merge + WARPS * ROWS;            // [ROWS], natural log
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         row_sum[r] = quad_sum(row_sum[r]);
@@ -223,6 +224,8 @@ __device__ void flash_decode_split(const DecodeParams& p) {
 #pragma unroll
         for (int w = 0; w < WARPS; ++w) sum += sum_merge[w * ROWS + row] * fast_exp2(max_merge[w * ROWS + row] - m_base);
         weight[r] = sum > 0.f ? fast_exp2(row_max[r] - m_base) / sum : 0.f;
+        // The row's LSE comes from the same max and sum: warp 0 keeps it for the epilogue.
+        if (warp == 0 && quad_lane(lane) == 0) lse_merge[row] = sum > 0.f ? (m_base + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
     }
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
@@ -253,11 +256,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     }
     if (threadIdx.x < ROWS && row0 + threadIdx.x < packed_rows) {
         const int row = threadIdx.x;
-        float m = -CUDART_INF_F, sum = 0.f;
-        for (int w = 0; w < WARPS; ++w) m = fmaxf(m, max_merge[w * ROWS + row]);
-        const float m_base = m == -CUDART_INF_F ? 0.f : m;
-        for (int w = 0; w < WARPS; ++w) sum += sum_merge[w * ROWS + row] * fast_exp2(max_merge[w * ROWS + row] - m_base);
-        const float lse = sum > 0.f ? (m_base + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+        const float lse = lse_merge[row];
         const PackedRow pr = unpack_row(p, kv_head, row0 + row);
         const long long at = lse_index(p.attn, b, pr.head, pr.token);
         if (final_result)
