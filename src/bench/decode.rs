@@ -145,6 +145,26 @@ impl DecodeResults {
             .max_by(|a, b| a.gb_per_s.unwrap().total_cmp(&b.gb_per_s.unwrap()))
     }
 
+    /// The stages measured, by number ("stage 14" rows and so on), in order.
+    fn stages(&self) -> Vec<String> {
+        let mut names: Vec<&DecodeRow> =
+            self.rows.iter().filter(|r| r.kind != "baseline").collect();
+        names.sort_by_key(|r| {
+            r.name
+                .trim_start_matches("stage ")
+                .parse::<u32>()
+                .unwrap_or(0)
+        });
+        let mut out: Vec<String> = names.iter().map(|r| r.name.clone()).collect();
+        out.dedup();
+        out
+    }
+
+    /// The newest stage measured: the one the sweep, paged and plot columns show.
+    fn newest_stage(&self) -> String {
+        self.stages().pop().unwrap_or_else(|| "stage ?".into())
+    }
+
     fn shapes(&self) -> Vec<(usize, usize)> {
         let mut s: Vec<(usize, usize)> = self.rows.iter().map(|r| (r.batch, r.cache_len)).collect();
         s.sort_unstable();
@@ -452,24 +472,49 @@ pub fn read_baseline_lines(reader: impl BufRead) -> (serde_json::Value, Vec<Deco
 }
 
 // ANCHOR: table
-/// The decode results as markdown: per shape, the stage with the heuristic's splits, the
-/// best split count of the sweep, the paged cache at each page size, the baselines, and
-/// the ratios the issue asks for.
+/// The decode results as markdown: per shape, each stage with the heuristic's splits, the
+/// newest stage's best split count of the sweep and its paged cache at each page size,
+/// the baselines, and each stage's ratio to the best baseline (the issue asks for every
+/// ratio).
 pub fn decode_table(results: &DecodeResults) -> String {
     let read = results.header.read_gb_per_s;
+    let stages = results.stages();
+    let newest = results.newest_stage();
+    let number = |name: &str| name.trim_start_matches("stage ").to_string();
     let mut out = format!(
         "Decode, {} ({}), 32 query heads, 8 K/V heads, D128, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), the L2 flushed before each launch.\n\n",
         results.header.device.name, results.header.date_utc
     );
-    out.push_str("| batch | cache | stage 14 (heuristic) | best split count | paged 16 / 64 / 256 | SDPA flash | cuDNN | FA4 | 14 / best baseline |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
+    // With one stage the sweep and paged columns need no stage named.
+    let of_newest = if stages.len() > 1 {
+        format!(" ({})", number(&newest))
+    } else {
+        String::new()
+    };
+    let mut head = vec!["batch".to_string(), "cache".into()];
+    head.extend(stages.iter().map(|s| format!("{s} (heuristic)")));
+    head.push(format!("best split count{of_newest}"));
+    head.push(format!("paged 16 / 64 / 256{of_newest}"));
+    head.extend(["SDPA flash".into(), "cuDNN".into(), "FA4".into()]);
+    head.extend(
+        stages
+            .iter()
+            .map(|s| format!("{} / best baseline", number(s))),
+    );
+    out.push_str(&format!("| {} |\n", head.join(" | ")));
+    out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
     let cell = |r: Option<&DecodeRow>| match r.and_then(|r| r.gb_per_s) {
         Some(g) => format!("{g:.0} ({:.0}%)", 100.0 * g / read),
         None => "–".into(),
     };
+    let splits = |r: Option<&DecodeRow>| {
+        r.and_then(|r| r.splits)
+            .map_or("?".into(), |s| s.to_string())
+    };
     for shape in results.shapes() {
-        let heuristic = results.best(shape, |r| r.kind == "heuristic");
-        let best = results.best(shape, |r| r.kind == "splits");
+        let heuristic =
+            |stage: &str| results.best(shape, |r| r.kind == "heuristic" && r.name == stage);
+        let best = results.best(shape, |r| r.kind == "splits" && r.name == newest);
         let baseline = |name: &str| results.best(shape, |r| r.kind == "baseline" && r.name == name);
         let best_baseline = results.best(shape, |r| r.kind == "baseline");
         let paged: Vec<String> = PAGE_SIZES
@@ -477,34 +522,36 @@ pub fn decode_table(results: &DecodeResults) -> String {
             .map(|ps| {
                 let layout = format!("paged {ps}");
                 results
-                    .best(shape, |r| r.kind == "paged" && r.layout == layout)
+                    .best(shape, |r| {
+                        r.kind == "paged" && r.name == newest && r.layout == layout
+                    })
                     .and_then(|r| r.gb_per_s)
                     .map_or("–".into(), |g| format!("{g:.0}"))
             })
             .collect();
-        let ratio = match (
-            heuristic.and_then(|r| r.gb_per_s),
-            best_baseline.and_then(|r| r.gb_per_s),
-        ) {
-            (Some(a), Some(b)) => format!("{:.2}", a / b),
-            _ => "–".into(),
-        };
-        out.push_str(&format!(
-            "| {} | {} | {} ×{} | {} ×{} | {} | {} | {} | {} | {ratio} |\n",
-            shape.0,
-            shape.1,
-            cell(heuristic),
-            heuristic
-                .and_then(|r| r.splits)
-                .map_or("?".into(), |s| s.to_string()),
-            cell(best),
-            best.and_then(|r| r.splits)
-                .map_or("?".into(), |s| s.to_string()),
-            paged.join(" / "),
+        let mut cells = vec![shape.0.to_string(), shape.1.to_string()];
+        cells.extend(
+            stages
+                .iter()
+                .map(|s| format!("{} ×{}", cell(heuristic(s)), splits(heuristic(s)))),
+        );
+        cells.push(format!("{} ×{}", cell(best), splits(best)));
+        cells.push(paged.join(" / "));
+        cells.extend([
             cell(baseline("sdpa-flash")),
             cell(baseline("sdpa-cudnn")),
             cell(baseline("flash-attn-4")),
-        ));
+        ]);
+        cells.extend(stages.iter().map(|s| {
+            match (
+                heuristic(s).and_then(|r| r.gb_per_s),
+                best_baseline.and_then(|r| r.gb_per_s),
+            ) {
+                (Some(a), Some(b)) => format!("{:.2}", a / b),
+                _ => "–".into(),
+            }
+        }));
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     let skipped: Vec<String> = results
         .rows
@@ -550,6 +597,7 @@ fn draw_err<E: std::error::Error + Send + Sync + 'static>(
 /// column width.
 pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> {
     let read = results.header.read_gb_per_s;
+    let newest = results.newest_stage();
     let batches: Vec<usize> = {
         let mut b: Vec<usize> = results.rows.iter().map(|r| r.batch).collect();
         b.sort_unstable();
@@ -564,7 +612,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
     );
     let bandwidth = dir.join(PLOT_FILES[0]);
     let axes = Axes {
-        caption: "Decode: GB/s of K/V read against cache length",
+        caption: format!("Decode, {newest}: GB/s of K/V read against cache length"),
         x: x_lo..x_hi,
         x_labels: ((x_hi - x_lo).round() as usize) + 1,
         x_unit: 1024.0,
@@ -598,11 +646,11 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
                 pts
             };
-            let stage = points(&|r| r.kind == "heuristic");
+            let stage = points(&|r| r.kind == "heuristic" && r.name == newest);
             chart
                 .draw_series(LineSeries::new(stage.clone(), color.stroke_width(2)))
                 .map_err(draw_err)?
-                .label(format!("stage 14, batch {batch}"))
+                .label(format!("{newest}, batch {batch}"))
                 .legend(move |(x, y)| {
                     PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2))
                 });
@@ -638,12 +686,14 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
     let max_splits = results
         .rows
         .iter()
-        .filter(|r| r.kind == "splits")
+        .filter(|r| r.kind == "splits" && r.name == newest)
         .filter_map(|r| r.splits)
         .max()
         .unwrap_or(128) as f64;
     let axes = Axes {
-        caption: "Decode: GB/s against the split count (ringed: the heuristic's)",
+        caption: format!(
+            "Decode, {newest}: GB/s against the split count (ringed: the heuristic's)"
+        ),
         x: -0.2..max_splits.log2() + 0.2,
         x_labels: (max_splits.log2() as usize) + 1,
         x_unit: 1.0,
@@ -660,7 +710,9 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
             let color = PALETTE[i % PALETTE.len()];
             let mut pts: Vec<(f64, f64)> = results
                 .ok()
-                .filter(|r| r.kind == "splits" && (r.batch, r.cache_len) == shape)
+                .filter(|r| {
+                    r.kind == "splits" && r.name == newest && (r.batch, r.cache_len) == shape
+                })
                 .filter_map(|r| Some(((r.splits? as f64).log2(), r.gb_per_s?)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -674,7 +726,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
             chart
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
                 .map_err(draw_err)?;
-            if let Some(h) = results.best(shape, |r| r.kind == "heuristic") {
+            if let Some(h) = results.best(shape, |r| r.kind == "heuristic" && r.name == newest) {
                 if let (Some(s), Some(g)) = (h.splits, h.gb_per_s) {
                     chart
                         .draw_series([Circle::new(
@@ -697,7 +749,7 @@ const PALETTE: &[RGBColor] = &super::plots::STAGE_COLORS;
 /// The x axis of a decode chart: a log2 scale whose whole powers are labelled, divided by
 /// `x_unit` and suffixed; the y axis is GB/s from 0 to `y_max`.
 struct Axes {
-    caption: &'static str,
+    caption: String,
     x: std::ops::Range<f64>,
     x_labels: usize,
     x_unit: f64,
@@ -722,7 +774,7 @@ fn gb_per_s_chart(
     let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(draw_err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(axes.caption, ("sans-serif", 19))
+        .caption(&axes.caption, ("sans-serif", 19))
         .margin(10)
         .x_label_area_size(44)
         .y_label_area_size(60)

@@ -340,14 +340,16 @@ impl DecodeTiles {
 /// on `sms` SMs, a split count s runs `blocks * s / sms` waves, and its wave efficiency
 /// is that number over its ceiling (the last wave's idle SMs are the loss). Take the
 /// smallest s within 85% of the best efficiency: more splits than that only add partial
-/// results to combine. Enough blocks to nearly fill the GPU unsplit (80% of the SMs), or
-/// too few key tiles to share out (4 or fewer), mean one split; a split count that gives
-/// the same tiles per split as one fewer is never taken.
+/// results to combine ([`SplitRule::FlashAttention`]; stage 15, whose merge costs little,
+/// takes the most splits one wave holds: [`SplitRule::OneWave`]). Enough blocks to nearly fill the GPU
+/// unsplit (80% of the SMs), or too few key tiles to share out (4 or fewer), mean one
+/// split; a split count that gives the same tiles per split as one fewer is never taken.
 pub fn num_splits_heuristic(
     blocks: usize,
     sms: usize,
     key_tiles: usize,
     max_splits: usize,
+    rule: SplitRule,
 ) -> usize {
     if blocks as f64 >= 0.8 * sms as f64 || key_tiles <= 4 {
         return 1;
@@ -362,11 +364,31 @@ pub fn num_splits_heuristic(
         .filter(|&s| eligible(s))
         .map(efficiency)
         .fold(0.0, f64::max);
-    (1..=max_splits)
-        .find(|&s| eligible(s) && efficiency(s) >= 0.85 * best)
-        .unwrap_or(1)
+    match rule {
+        SplitRule::FlashAttention => (1..=max_splits)
+            .find(|&s| eligible(s) && efficiency(s) >= 0.85 * best)
+            .unwrap_or(1),
+        SplitRule::OneWave => (1..=max_splits)
+            .filter(|&s| eligible(s) && blocks * s <= sms)
+            .max()
+            .unwrap_or(1),
+    }
 }
 // ANCHOR_END: heuristic
+
+// ANCHOR: split_rule
+/// How the heuristic picks among the split counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitRule {
+    /// FlashAttention's: the fewest splits within 85% of the best wave efficiency, as each
+    /// split adds a partial result for a combine kernel to read back and merge (stage 14).
+    FlashAttention,
+    /// The most splits whose blocks all run in one wave (blocks x splits <= slots): where
+    /// the merge is fused and costs little, every slot is worth filling, but a second wave
+    /// would start its blocks' pipelines cold after the first (stage 15).
+    OneWave,
+}
+// ANCHOR_END: split_rule
 
 /// The wave efficiency of `splits` (for the bench and the book's worked example).
 pub fn wave_efficiency(blocks: usize, sms: usize, splits: usize) -> f64 {
@@ -376,13 +398,19 @@ pub fn wave_efficiency(blocks: usize, sms: usize, splits: usize) -> f64 {
 
 /// The split count of a run: the problem's own, or the heuristic's for `slots` block
 /// slots (SMs times the blocks one SM holds; FlashAttention-2 counts two per SM).
-pub fn choose_splits(p: &DecodeProblem, tiles: &DecodeTiles, slots: usize) -> usize {
+pub fn choose_splits(
+    p: &DecodeProblem,
+    tiles: &DecodeTiles,
+    slots: usize,
+    rule: SplitRule,
+) -> usize {
     p.splits.unwrap_or_else(|| {
         num_splits_heuristic(
             tiles.blocks_per_split(p),
             slots,
             tiles.key_tiles(p),
             MAX_SPLITS,
+            rule,
         )
     })
 }
@@ -422,6 +450,10 @@ pub struct DecodeParams {
     pub tiles_per_split: i32,
     /// Query heads per K/V head.
     pub group: i32,
+    /// `[batch * kv_heads, row tiles]` i32: how many splits of each row tile are done,
+    /// for the stages that merge in the last split's block (stage 15 on). Zero before a
+    /// launch, and zero again after it (the last split resets its tile's count).
+    pub split_counters: u64,
 }
 
 // SAFETY: plain old data with the C layout `decode.cuh` declares.
@@ -441,6 +473,10 @@ pub trait DecodeStage: Sync {
     /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
     /// the split heuristic counts SMs times this as the GPU's block slots.
     fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32>;
+    /// The split heuristic's rule for this stage.
+    fn split_rule(&self) -> SplitRule {
+        SplitRule::FlashAttention
+    }
     fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
 }
 
@@ -486,23 +522,54 @@ mod tests {
     /// The book's worked example: an H100's 132 SMs, batch 1 and 8 K/V heads at 8k keys.
     #[test]
     fn heuristic_on_the_h100_example() {
+        const FA: SplitRule = SplitRule::FlashAttention;
         // 8 blocks per split, 128 key tiles: the best eligible count is 16 (128 blocks on
         // 132 SMs, 0.97); 15 (120 blocks, 0.91) is the smallest within 85% of it, as 13
         // gives 0.79 and 14 the same 10 tiles per split as 13.
-        assert_eq!(num_splits_heuristic(8, 132, 128, MAX_SPLITS), 15);
+        assert_eq!(num_splits_heuristic(8, 132, 128, MAX_SPLITS, FA), 15);
         assert!((wave_efficiency(8, 132, 15) - 120.0 / 132.0).abs() < 1e-12);
         assert!(wave_efficiency(8, 132, 13) < 0.85 * wave_efficiency(8, 132, 16));
         // Stage 14 holds two blocks per SM: 264 slots. 32 splits fill 256 of them (0.97);
         // 26 would give 0.79, and 27 to 31 the same 5 tiles per split as 26.
-        assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS), 32);
-        assert_eq!(num_splits_heuristic(64, 264, 128, MAX_SPLITS), 4);
+        assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS, FA), 32);
+        assert_eq!(num_splits_heuristic(64, 264, 128, MAX_SPLITS, FA), 4);
         // Batch 8: 64 blocks; two splits give 128 of 132 SMs.
-        assert_eq!(num_splits_heuristic(64, 132, 128, MAX_SPLITS), 2);
+        assert_eq!(num_splits_heuristic(64, 132, 128, MAX_SPLITS, FA), 2);
         // Enough blocks already (batch 64 x 8 heads), or too few key tiles: one split.
-        assert_eq!(num_splits_heuristic(512, 132, 2048, MAX_SPLITS), 1);
-        assert_eq!(num_splits_heuristic(8, 132, 4, MAX_SPLITS), 1);
+        assert_eq!(num_splits_heuristic(512, 132, 2048, MAX_SPLITS, FA), 1);
+        assert_eq!(num_splits_heuristic(8, 132, 4, MAX_SPLITS, FA), 1);
         // Never more splits than key tiles.
-        assert!(num_splits_heuristic(1, 132, 6, MAX_SPLITS) <= 6);
+        assert!(num_splits_heuristic(1, 132, 6, MAX_SPLITS, FA) <= 6);
+    }
+
+    /// Stage 15's rule on the H100 (one block of 128-key tiles per SM: 132 slots): every
+    /// slot filled in one wave, where FlashAttention's rule settles for fewer.
+    #[test]
+    fn one_wave_fills_the_slots_once() {
+        const FA: SplitRule = SplitRule::FlashAttention;
+        let one = SplitRule::OneWave;
+        // Batch 1 at 32k keys: 256 tiles of 128. 16 splits put 128 blocks on 132 SMs;
+        // FlashAttention's rule takes 14 (112 blocks, 0.85 of a wave).
+        assert_eq!(num_splits_heuristic(8, 132, 256, MAX_SPLITS, one), 16);
+        assert_eq!(num_splits_heuristic(8, 132, 256, MAX_SPLITS, FA), 14);
+        // At 128k (1024 tiles) the same: 49 splits would be 0.99 of three waves.
+        assert_eq!(num_splits_heuristic(8, 132, 1024, MAX_SPLITS, one), 16);
+        // Where both fill the wave they agree: batch 1 at 8k, batch 8.
+        assert_eq!(num_splits_heuristic(8, 132, 64, MAX_SPLITS, one), 16);
+        assert_eq!(num_splits_heuristic(64, 132, 64, MAX_SPLITS, one), 2);
+        // Stage 14's 264 slots: 33 would give 4 tiles a split as 32 does.
+        assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS, one), 32);
+        // Always one wave, and no eligible count above it fits.
+        for blocks in [1, 8, 24, 64, 100] {
+            for tiles in [5, 16, 64, 256, 1024] {
+                let s = num_splits_heuristic(blocks, 132, tiles, MAX_SPLITS, one);
+                assert!(
+                    blocks * s <= 132 || s == 1,
+                    "{blocks} blocks, {tiles} tiles: {s}"
+                );
+                assert!(s <= tiles);
+            }
+        }
     }
 
     #[test]
@@ -567,9 +634,14 @@ mod tests {
                 152,
             ),
             ("group", offset_of!(DecodeParams, group), 156),
+            (
+                "split_counters",
+                offset_of!(DecodeParams, split_counters),
+                160,
+            ),
         ] {
             assert_eq!(got, want, "offset of DecodeParams::{field}");
         }
-        assert_eq!(std::mem::size_of::<DecodeParams>(), 160);
+        assert_eq!(std::mem::size_of::<DecodeParams>(), 168);
     }
 }

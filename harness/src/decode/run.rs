@@ -86,7 +86,12 @@ pub fn run_decode(
     gpu.check_stage(info)?;
     let tiles = decode.tiles();
     let blocks_per_sm = decode.blocks_per_sm(gpu, p)?;
-    let splits = choose_splits(p, &tiles, (gpu.multiprocessors * blocks_per_sm) as usize);
+    let splits = choose_splits(
+        p,
+        &tiles,
+        (gpu.multiprocessors * blocks_per_sm) as usize,
+        decode.split_rule(),
+    );
     check_splits(p, splits)?;
 
     let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
@@ -112,6 +117,7 @@ pub fn run_decode(
         + 4 * p.lse_len()
         + 4 * partial_elements
         + 4 * (p.batch + inputs.block_table.len())
+        + 4 * tiles.blocks_per_split(p)
         + flush_bytes;
     let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
     if needed > free {
@@ -149,7 +155,7 @@ pub fn run_decode(
         .then(|| upload32(&inputs.block_table, "the block table"))
         .transpose()?;
     let nan = p.dtype.to_bits(f32::NAN);
-    let o: CudaSlice<u16> = upload16(&vec![nan; p.q_len()], "poisoned O")?;
+    let mut o: CudaSlice<u16> = upload16(&vec![nan; p.q_len()], "poisoned O")?;
     let poisoned_f32 = |n: usize, what: &str| {
         stream.clone_htod(&vec![f32::NAN; n.max(1)]).allocating(
             gpu,
@@ -157,7 +163,7 @@ pub fn run_decode(
             format!("poisoning {what}"),
         )
     };
-    let lse = poisoned_f32(p.lse_len(), "LSE")?;
+    let mut lse = poisoned_f32(p.lse_len(), "LSE")?;
     // Poisoned too: a split that skipped its write would hand the combine NaN.
     let o_partial = poisoned_f32(
         splits * p.q_len() * usize::from(splits > 1),
@@ -168,6 +174,15 @@ pub fn run_decode(
         "the partial LSE",
     )?;
 
+    // Zero, as the stages that count finished splits need them before every launch (each
+    // launch leaves them zero again: the check below runs the second launch).
+    let split_counters = stream
+        .alloc_zeros::<i32>(tiles.blocks_per_split(p).max(1))
+        .allocating(
+            gpu,
+            4 * tiles.blocks_per_split(p).max(1),
+            "allocating the split counters",
+        )?;
     let ptr16 = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
     let ptr32 = |s: &CudaSlice<f32>| s.device_ptr(stream).0;
     let scale = p.softmax_scale();
@@ -205,6 +220,7 @@ pub fn run_decode(
         num_splits: splits as i32,
         tiles_per_split: tiles.key_tiles(p).div_ceil(splits) as i32,
         group: p.group() as i32,
+        split_counters: split_counters.device_ptr(stream).0,
     };
     let args = DecodeLaunch {
         problem: p,
@@ -212,8 +228,19 @@ pub fn run_decode(
         splits,
     };
 
+    // Twice, O and LSE poisoned again before the second: a launch must leave its workspace
+    // as it found it (stage 15's split counters back at zero), since timing relaunches it,
+    // and the check sees the second launch's results.
     decode.launch(gpu, &args)?;
     gpu.synchronize(&format!("stage {}", info.label()))?;
+    stream
+        .memcpy_htod(&vec![nan; p.q_len()], &mut o)
+        .during("poisoning O again")?;
+    stream
+        .memcpy_htod(&vec![f32::NAN; p.lse_len().max(1)], &mut lse)
+        .during("poisoning LSE again")?;
+    decode.launch(gpu, &args)?;
+    gpu.synchronize(&format!("stage {} (second launch)", info.label()))?;
     let o_host = stream.clone_dtoh(&o).during("copying O back")?;
     let lse_host = stream.clone_dtoh(&lse).during("copying LSE back")?;
     let (check, sequences_checked) = if opts.check {

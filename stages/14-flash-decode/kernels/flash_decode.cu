@@ -292,13 +292,11 @@ __device__ void flash_decode_combine(const DecodeParams& p) {
 
     float m = -CUDART_INF_F;
     for (int s = lane; s < splits; s += 32) m = fmaxf(m, lse_partial[s * lse_stride]);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, offset));
+    m = warp_max(m);
     float sum = 0.f;
     if (m != -CUDART_INF_F)
         for (int s = lane; s < splits; s += 32) sum += __expf(lse_partial[s * lse_stride] - m);
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffff, sum, offset);
+    sum = warp_sum(sum);
     const float lse = sum > 0.f ? m + __logf(sum) : -CUDART_INF_F;
 
     float o = 0.f;

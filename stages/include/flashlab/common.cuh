@@ -89,6 +89,17 @@ __device__ __forceinline__ float quad_sum(float x) {
     return x + __shfl_xor_sync(0xffffffff, x, 2);
 }
 // ANCHOR_END: quad_reduce
+// The same over a whole warp: five XOR shuffles (the decode stages' merges of splits).
+__device__ __forceinline__ float warp_max(float x) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, offset));
+    return x;
+}
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffff, x, offset);
+    return x;
+}
 
 // ANCHOR: fast_exp2
 // 2^x with one MUFU.EX2 instruction. exp2f adds range fix-ups for denormal results

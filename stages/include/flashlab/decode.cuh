@@ -21,13 +21,14 @@ struct DecodeParams {
     int num_splits;
     int tiles_per_split;      // key tiles per split
     int group;                // query heads per K/V head
+    int* split_counters;      // [batch * kv_heads, row tiles] splits done, zero between launches (stage 15 on)
 };
 static_assert(offsetof(DecodeParams, seqlens_k) == 104 && offsetof(DecodeParams, block_table) == 112 &&
                   offsetof(DecodeParams, o_partial) == 120 && offsetof(DecodeParams, lse_partial) == 128 &&
                   offsetof(DecodeParams, page_size) == 136 && offsetof(DecodeParams, page_shift) == 140 &&
                   offsetof(DecodeParams, pages_per_seq) == 144 && offsetof(DecodeParams, num_splits) == 148 &&
                   offsetof(DecodeParams, tiles_per_split) == 152 && offsetof(DecodeParams, group) == 156 &&
-                  sizeof(DecodeParams) == 160,
+                  offsetof(DecodeParams, split_counters) == 160 && sizeof(DecodeParams) == 168,
               "DecodeParams differs from harness/src/decode/mod.rs");
 
 // ANCHOR: cache_row
