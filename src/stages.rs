@@ -20,6 +20,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage12_warp_specialized::STAGE,
     &stage13_ping_pong::STAGE,
     &stage14_flash_decode::STAGE,
+    &stage15_fused_combine::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -652,9 +652,15 @@ fn dump_fatbin_writes_the_embedded_kernels() {
 /// never typed), its plots are drawn for the book's column, and its rows say what the
 /// chapter says of them: every stage row checked and passed.
 #[test]
-fn the_decode_record_regenerates_its_table_and_plots() {
+fn the_decode_records_regenerate_their_tables_and_plots() {
+    for record in ["record-decode", "record-decode-fused"] {
+        check_decode_record(record);
+    }
+}
+
+fn check_decode_record(record: &str) {
     use flashlab::bench::decode::{DecodeResults, PLOT_FILES, decode_table, write_plots};
-    let dir = root().join("bench/results/record-decode");
+    let dir = root().join("bench/results").join(record);
     let Ok(results) = DecodeResults::read(&dir.join("decode.json")) else {
         skip(format!("{} not present (GPU bundle)", dir.display()));
         return;
@@ -676,7 +682,7 @@ fn the_decode_record_regenerates_its_table_and_plots() {
     for r in stage_rows.iter().filter(|r| r.kind == "heuristic") {
         assert!(r.splits.is_some_and(|s| s >= 1), "{r:?}");
     }
-    let out = std::env::temp_dir().join(format!("flashlab-decode-record-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!("flashlab-{record}-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     let written = write_plots(&results, &out).unwrap();
     assert_eq!(written.len(), PLOT_FILES.len());

@@ -191,9 +191,15 @@ const RECORDS: &[(&str, &str)] = &[
     ("bench/results/record-hopper/bench.json", "bench-hopper"),
 ];
 
-/// The decode run of record (`flashlab bench --decode`), plotted by `just book` into
-/// book/src/generated/bench-decode.
-const DECODE_RECORD: (&str, &str) = ("bench/results/record-decode/decode.json", "bench-decode");
+/// The decode runs of record (`flashlab bench --decode`), plotted by `just book` into
+/// book/src/generated: stage 14's, then stages 14 and 15 side by side.
+const DECODE_RECORDS: &[(&str, &str)] = &[
+    ("bench/results/record-decode/decode.json", "bench-decode"),
+    (
+        "bench/results/record-decode-fused/decode.json",
+        "bench-decode-fused",
+    ),
+];
 
 /// What `flashlab plots` writes into book/src/generated from the runs of record, as paths
 /// relative to book/src/generated.
@@ -214,15 +220,16 @@ fn bench_plot_files() -> Vec<String> {
                 .map(|f| format!("{dir}/{f}")),
         );
     }
-    let (record, dir) = DECODE_RECORD;
-    flashlab::bench::decode::DecodeResults::read(&root().join(record))
-        .unwrap_or_else(|e| panic!("{record}: {e:#}"));
-    files.extend(
-        flashlab::bench::decode::PLOT_FILES
-            .iter()
-            .map(|f| format!("{dir}/{f}")),
-    );
-    files.push(format!("{dir}/decode-table.md"));
+    for (record, dir) in DECODE_RECORDS {
+        flashlab::bench::decode::DecodeResults::read(&root().join(record))
+            .unwrap_or_else(|e| panic!("{record}: {e:#}"));
+        files.extend(
+            flashlab::bench::decode::PLOT_FILES
+                .iter()
+                .map(|f| format!("{dir}/{f}")),
+        );
+        files.push(format!("{dir}/decode-table.md"));
+    }
     files
 }
 
@@ -636,7 +643,7 @@ fn book_pointers_in_stage_sources_name_a_heading() {
                 .map(|l| {
                     l.trim()
                         .trim_start_matches("//!")
-                        .trim_start_matches("//")
+                        .trim_start_matches('/')
                         .trim()
                 })
                 .collect::<Vec<_>>()

@@ -277,11 +277,17 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
     eprintln!("read {read:.0} GB/s, copy {:.0} GB/s", sol.copy_gb_per_s);
 
     let mut rows = Vec::new();
-    for stage in &stages {
+    for (i, stage) in stages.iter().enumerate() {
         let tiles = stage.decode().expect("a decode stage").tiles();
+        // The newest stage gets the sweep and the paged runs; the ones before it, the
+        // heuristic's run beside it (the table's columns).
+        let newest = i + 1 == stages.len();
         for p in &shapes {
             eprintln!("stage {} {p}", stage.info().number);
             rows.push(run_row(*stage, &gpu, config, "heuristic", p, read));
+            if !newest {
+                continue;
+            }
             for &splits in SPLIT_SWEEP
                 .iter()
                 .filter(|&&s| s <= tiles.key_tiles(p).min(MAX_SPLITS))
@@ -360,11 +366,12 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
     })
 }
 
-/// What a decode bench would run: each shape, and per decode stage its heuristic run, the
-/// split sweep (counts up to the shape's key tiles) and one run per page size.
+/// What a decode bench would run: each shape, and per decode stage its heuristic run,
+/// then for the newest decode stage the split sweep (counts up to the shape's key tiles)
+/// and one run per page size.
 pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String {
     let mut out = format!(
-        "decode bench: {} shapes of at most {} cache tokens in all; per decode stage and shape, the heuristic's split count, the sweep {:?} (up to the shape's key tiles) and pages of {:?}{}\n",
+        "decode bench: {} shapes of at most {} cache tokens in all; per decode stage and shape, the heuristic's split count, and for the newest decode stage the sweep {:?} (up to the shape's key tiles) and pages of {:?}{}\n",
         shapes.len(),
         config.max_tokens,
         SPLIT_SWEEP,
@@ -375,20 +382,26 @@ pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String 
             ""
         }
     );
-    for stage in STAGES
+    let decode_stages: Vec<_> = STAGES
         .iter()
         .filter(|s| s.info().workload == Workload::Decode)
-    {
+        .collect();
+    for (i, stage) in decode_stages.iter().enumerate() {
         let tiles = stage.decode().expect("a decode stage").tiles();
         for p in shapes {
             let sweep = SPLIT_SWEEP
                 .iter()
                 .filter(|&&s| s <= tiles.key_tiles(p).min(MAX_SPLITS))
                 .count();
-            out.push_str(&format!(
-                "  stage {} {p}: {} runs\n",
-                stage.info().number,
+            let runs = if i + 1 == decode_stages.len() {
                 1 + sweep + PAGE_SIZES.len()
+            } else {
+                1
+            };
+            out.push_str(&format!(
+                "  stage {} {p}: {runs} run{}\n",
+                stage.info().number,
+                if runs == 1 { "" } else { "s" }
             ));
         }
     }

@@ -1,0 +1,95 @@
+//! Stage 15 — flash decode with the combine fused: stage 14's split kernel, whose last
+//! split of each row tile to finish merges all the splits' partial results, so a decode
+//! step is one launch. Book: "Stage 15: the combine fused".
+
+use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles, SplitRule};
+use harness::kernels::kernel_name;
+use harness::{
+    DType, Error, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
+    Workload,
+};
+
+pub mod tiles;
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 15,
+    slug: "fused-combine",
+    idea: "the combine fused: the last split of each row tile to finish merges the splits, one launch a step",
+    gpu: GpuArch::Sm80,
+    tensor_cores: TensorCores::Hmma,
+    timeline: false,
+    workload: Workload::Decode,
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+pub struct FusedCombine;
+
+pub static STAGE: FusedCombine = FusedCombine;
+
+pub const TILES: DecodeTiles = DecodeTiles {
+    rows: tiles::ROWS,
+    block_kv: tiles::BLOCK_KV,
+    threads: tiles::WARPS * 32,
+    kv_slots: tiles::NSTAGES,
+};
+
+impl Stage for FusedCombine {
+    fn info(&self) -> &'static StageInfo {
+        &INFO
+    }
+
+    /// `StageInfo::validate` refuses every prefill problem first; this is never reached.
+    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
+        Err(Error::InvalidProblem(
+            "stage 15 runs decode problems only (harness::decode::run::run_decode)".into(),
+        ))
+    }
+
+    fn decode(&self) -> Option<&dyn DecodeStage> {
+        Some(self)
+    }
+}
+
+impl DecodeStage for FusedCombine {
+    fn tiles(&self) -> DecodeTiles {
+        TILES
+    }
+
+    fn blocks_per_sm(&self, gpu: &Gpu, p: &harness::DecodeProblem) -> Result<u32> {
+        let split =
+            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        gpu.resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
+    }
+
+    /// The merge is fused and cheap: as many splits as one wave of blocks holds.
+    fn split_rule(&self) -> SplitRule {
+        SplitRule::OneWave
+    }
+
+    // ANCHOR: launch
+    /// One block per (split, row tile, sequence x K/V head), and nothing after it: the
+    /// last split of each row tile merges (`params.split_counters` counts them).
+    fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
+        let p = args.problem;
+        let t = TILES;
+        let split =
+            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        let grid = (
+            args.splits as u32,
+            t.row_tiles(p) as u32,
+            (p.batch * p.kv_heads) as u32,
+        );
+        gpu.launch_with(
+            &split,
+            grid,
+            (t.threads, 1, 1),
+            t.smem_bytes(p.head_dim),
+            &args.params,
+        )
+    }
+    // ANCHOR_END: launch
+}

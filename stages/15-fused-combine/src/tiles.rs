@@ -1,0 +1,21 @@
+// Stage 15's tile shape, stage 14's, the one definition: `lib.rs` launches with it, and
+// `build.rs` passes it to nvcc, where the kernel asserts its own constants equal it.
+/// Four warps, two blocks an SM. Eight warps over 128-key tiles, one block an SM (half
+/// the splits, so half the partials to merge), measured 4-6% faster at batch 1 with 8k
+/// and 32k keys on an H100 but 6-13% slower at batch 8 and 32 on an H200
+/// (bench/experiments/2026-11-26-decode-eight-warps-h200; book: "Stage 15: the combine
+/// fused").
+pub const WARPS: u32 = 4;
+/// Packed query rows per block (a group's heads times the new tokens): one m16 tile.
+pub const ROWS: u32 = 16;
+/// Keys per K/V tile: 16 per warp.
+pub const BLOCK_KV: u32 = 64;
+/// Slots of the cp.async ring: NSTAGES - 1 tiles in flight while one is computed on.
+/// Three (100 KiB at D = 128) let two blocks share an SM.
+pub const NSTAGES: u32 = 3;
+pub const SHARED_WITH_KERNEL: &[(&str, u32)] = &[
+    ("WARPS", WARPS),
+    ("ROWS", ROWS),
+    ("BLOCK_KV", BLOCK_KV),
+    ("NSTAGES", NSTAGES),
+];
