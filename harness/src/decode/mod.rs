@@ -369,7 +369,7 @@ pub fn num_splits_heuristic(
             .find(|&s| eligible(s) && efficiency(s) >= 0.85 * best)
             .unwrap_or(1),
         SplitRule::OneWave => (1..=max_splits)
-            .filter(|&s| eligible(s) && blocks * s <= sms)
+            .filter(|&s| eligible(s) && blocks * s <= sms && key_tiles.div_ceil(s) >= 2)
             .max()
             .unwrap_or(1),
     }
@@ -383,9 +383,11 @@ pub enum SplitRule {
     /// FlashAttention's: the fewest splits within 85% of the best wave efficiency, as each
     /// split adds a partial result for a combine kernel to read back and merge (stage 14).
     FlashAttention,
-    /// The most splits whose blocks all run in one wave (blocks x splits <= slots): where
-    /// the merge is fused and costs little, every slot is worth filling, but a second wave
-    /// would start its blocks' pipelines cold after the first (stage 15).
+    /// The most splits whose blocks all run in one wave (blocks x splits <= slots), each
+    /// of at least two key tiles: where the merge is fused and costs little, every slot
+    /// is worth filling, but a second wave would start its blocks' pipelines cold after
+    /// the first, and a split of one tile has no next tile to load while it computes
+    /// (stage 15).
     OneWave,
 }
 // ANCHOR_END: split_rule
@@ -559,6 +561,9 @@ mod tests {
         assert_eq!(num_splits_heuristic(64, 132, 64, MAX_SPLITS, one), 2);
         // Stage 14's 264 slots: 33 would give 4 tiles a split as 32 does.
         assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS, one), 32);
+        // At 2k keys (32 tiles of 64), 32 splits would fit the wave with one tile each:
+        // 16, of two tiles, is the most that keeps a load in flight behind each tile.
+        assert_eq!(num_splits_heuristic(8, 264, 32, MAX_SPLITS, one), 16);
         // Always one wave, and no eligible count above it fits.
         for blocks in [1, 8, 24, 64, 100] {
             for tiles in [5, 16, 64, 256, 1024] {
@@ -567,7 +572,10 @@ mod tests {
                     blocks * s <= 132 || s == 1,
                     "{blocks} blocks, {tiles} tiles: {s}"
                 );
-                assert!(s <= tiles);
+                assert!(
+                    s == 1 || tiles.div_ceil(s) >= 2,
+                    "{blocks} blocks, {tiles} tiles: {s}"
+                );
             }
         }
     }
