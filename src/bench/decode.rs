@@ -566,23 +566,38 @@ pub fn decode_table(results: &DecodeResults) -> String {
         }));
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
-    let skipped: Vec<String> = results
+    // A baseline skipped for the same reason at every shape is said once.
+    let mut skipped: Vec<(String, String, Vec<String>)> = Vec::new();
+    for r in results
         .rows
         .iter()
         .filter(|r| r.kind == "baseline" && r.status != "ok")
-        .map(|r| {
-            format!(
-                "{} at batch {} cache {}: {}",
-                r.name,
-                r.batch,
-                r.cache_len,
-                r.reason.as_deref().unwrap_or(&r.status)
-            )
-        })
-        .collect();
+    {
+        let reason = r.reason.clone().unwrap_or_else(|| r.status.clone());
+        let at = format!("batch {} cache {}", r.batch, r.cache_len);
+        match skipped
+            .iter_mut()
+            .find(|(name, why, _)| *name == r.name && *why == reason)
+        {
+            Some((_, _, shapes)) => shapes.push(at),
+            None => skipped.push((r.name.clone(), reason, vec![at])),
+        }
+    }
     if !skipped.is_empty() {
+        let all = results.shapes().len();
+        let said: Vec<String> = skipped
+            .iter()
+            .map(|(name, why, shapes)| {
+                let at = if shapes.len() == all {
+                    "every shape".to_string()
+                } else {
+                    shapes.join(", ")
+                };
+                format!("{name} at {at}: {why}")
+            })
+            .collect();
         out.push_str("\nBaselines that did not run: ");
-        out.push_str(&skipped.join("; "));
+        out.push_str(&said.join("; "));
         out.push('\n');
     }
     out
