@@ -156,7 +156,14 @@ pub trait Stage: Sync {
     }
 
     /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
-    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()>;
+    /// A decode stage has none: `StageInfo::validate` refuses every prefill problem on it
+    /// first, so this default is never reached.
+    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
+        Err(crate::Error::InvalidProblem(format!(
+            "stage {} runs decode problems only (harness::decode::run::run_decode)",
+            self.info().number
+        )))
+    }
 
     /// Register-spill bytes (stores + loads, from the ptxas report) that `kernel` may have.
     /// Zero for every kernel unless a stage explains, where it overrides this, why a spill

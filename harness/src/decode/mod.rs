@@ -469,17 +469,31 @@ pub struct DecodeLaunch<'a> {
 }
 
 /// A decode rung of the ladder: its tile shape and how to queue its kernels (the split
-/// kernel, then the combine kernel when there is more than one split).
-pub trait DecodeStage: Sync {
+/// kernel, `flash_decode_split_<dtype>_d<D>`, then whatever merges the splits).
+pub trait DecodeStage: crate::Stage {
     fn tiles(&self) -> DecodeTiles;
+    /// The split kernel for `p`'s dtype and head dim, from the stage's kernels.
+    fn split_kernel(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<crate::Kernel> {
+        self.info().kernels.function(
+            gpu,
+            &crate::kernels::kernel_name("flash_decode_split", p.dtype, p.head_dim),
+        )
+    }
     /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
     /// the split heuristic counts SMs times this as the GPU's block slots.
-    fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32>;
+    fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32> {
+        let t = self.tiles();
+        gpu.resident_blocks(
+            &self.split_kernel(gpu, p)?,
+            t.threads,
+            t.smem_bytes(p.head_dim),
+        )
+    }
     /// The split heuristic's rule for this stage.
     fn split_rule(&self) -> SplitRule {
         SplitRule::FlashAttention
     }
-    fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
+    fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
 }
 
 /// Refuses head dims and dtypes the stage was not written for, naming what it supports.

@@ -231,7 +231,7 @@ pub fn run_decode(
     // Twice, O and LSE poisoned again before the second: a launch must leave its workspace
     // as it found it (stage 15's split counters back at zero), since timing relaunches it,
     // and the check sees the second launch's results.
-    decode.launch(gpu, &args)?;
+    decode.launch_decode(gpu, &args)?;
     gpu.synchronize(&format!("stage {}", info.label()))?;
     stream
         .memcpy_htod(&vec![nan; p.q_len()], &mut o)
@@ -239,7 +239,7 @@ pub fn run_decode(
     stream
         .memcpy_htod(&vec![f32::NAN; p.lse_len().max(1)], &mut lse)
         .during("poisoning LSE again")?;
-    decode.launch(gpu, &args)?;
+    decode.launch_decode(gpu, &args)?;
     gpu.synchronize(&format!("stage {} (second launch)", info.label()))?;
     let o_host = stream.clone_dtoh(&o).during("copying O back")?;
     let lse_host = stream.clone_dtoh(&lse).during("copying LSE back")?;
@@ -279,7 +279,7 @@ pub fn run_decode(
                     Some((read, buffer, sink)) => crate::sol::read_through(gpu, read, buffer, sink),
                     None => Ok(()),
                 },
-                || decode.launch(gpu, &args),
+                || decode.launch_decode(gpu, &args),
             )?;
             // ANCHOR_END: flush
             gpu.synchronize(&format!("timing stage {}", info.label()))?;

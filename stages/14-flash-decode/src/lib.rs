@@ -5,10 +5,7 @@
 
 use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles};
 use harness::kernels::kernel_name;
-use harness::{
-    DType, Error, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
-    Workload,
-};
+use harness::{DType, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload};
 
 pub mod tiles;
 
@@ -43,13 +40,6 @@ impl Stage for FlashDecode {
         &INFO
     }
 
-    /// `StageInfo::validate` refuses every prefill problem first; this is never reached.
-    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
-        Err(Error::InvalidProblem(
-            "stage 14 runs decode problems only (harness::decode::run::run_decode)".into(),
-        ))
-    }
-
     fn decode(&self) -> Option<&dyn DecodeStage> {
         Some(self)
     }
@@ -60,20 +50,13 @@ impl DecodeStage for FlashDecode {
         TILES
     }
 
-    fn blocks_per_sm(&self, gpu: &Gpu, p: &harness::DecodeProblem) -> Result<u32> {
-        let split =
-            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
-        gpu.resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
-    }
-
     // ANCHOR: launch
     /// One block per (split, row tile, sequence x K/V head); then, when there is more than
     /// one split, the combine kernel with one warp per 32 columns of an output row.
-    fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
+    fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
         let p = args.problem;
         let t = TILES;
-        let split =
-            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        let split = self.split_kernel(gpu, p)?;
         let grid = (
             args.splits as u32,
             t.row_tiles(p) as u32,

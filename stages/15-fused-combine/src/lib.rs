@@ -3,11 +3,7 @@
 //! step is one launch. Book: "Stage 15: the combine fused".
 
 use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles, SplitRule};
-use harness::kernels::kernel_name;
-use harness::{
-    DType, Error, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
-    Workload,
-};
+use harness::{DType, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload};
 
 pub mod tiles;
 
@@ -42,13 +38,6 @@ impl Stage for FusedCombine {
         &INFO
     }
 
-    /// `StageInfo::validate` refuses every prefill problem first; this is never reached.
-    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
-        Err(Error::InvalidProblem(
-            "stage 15 runs decode problems only (harness::decode::run::run_decode)".into(),
-        ))
-    }
-
     fn decode(&self) -> Option<&dyn DecodeStage> {
         Some(self)
     }
@@ -59,12 +48,6 @@ impl DecodeStage for FusedCombine {
         TILES
     }
 
-    fn blocks_per_sm(&self, gpu: &Gpu, p: &harness::DecodeProblem) -> Result<u32> {
-        let split =
-            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
-        gpu.resident_blocks(&split, TILES.threads, TILES.smem_bytes(p.head_dim))
-    }
-
     /// The merge is fused and cheap: as many splits as one wave of blocks holds.
     fn split_rule(&self) -> SplitRule {
         SplitRule::OneWave
@@ -73,11 +56,10 @@ impl DecodeStage for FusedCombine {
     // ANCHOR: launch
     /// One block per (split, row tile, sequence x K/V head), and nothing after it: the
     /// last split of each row tile merges (`params.split_counters` counts them).
-    fn launch(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
+    fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()> {
         let p = args.problem;
         let t = TILES;
-        let split =
-            KERNELS.function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))?;
+        let split = self.split_kernel(gpu, p)?;
         let grid = (
             args.splits as u32,
             t.row_tiles(p) as u32,
