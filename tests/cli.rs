@@ -214,6 +214,13 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (&["stage", "9", "--page-size", "16"], "is a prefill stage"),
         (&["compare", "9", "14"], "does not support prefill problems"),
+        // Stage 15 goes through the same checks.
+        (
+            &["stage", "15", "--dim", "256"],
+            "supports head dims [64, 128]",
+        ),
+        (&["stage", "15", "--seqlen-q", "17"], "1 to 16 query rows"),
+        (&["compare", "14", "15"], "does not support prefill problems"),
     ];
     for (args, expected) in cases {
         let (code, stderr) = flashlab(args);
