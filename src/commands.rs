@@ -232,13 +232,14 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
     let tiles = stage.decode().expect("a decode stage").tiles();
     let blocks = tiles.blocks_per_split(&problem);
     let slots = (gpu.multiprocessors * report.blocks_per_sm) as usize;
+    let rule = stage.decode().expect("a decode stage").split_rule();
     println!(
         "splits   {} ({}; {blocks} blocks per split, {} slots = {} SMs x {} blocks each: wave efficiency {:.2})",
         report.splits,
         if report.splits_from == "given" {
-            "--splits"
+            "--splits".to_string()
         } else {
-            "the heuristic's choice"
+            format!("the heuristic's choice, {rule}")
         },
         slots,
         gpu.multiprocessors,

@@ -392,6 +392,19 @@ pub enum SplitRule {
 }
 // ANCHOR_END: split_rule
 
+impl fmt::Display for SplitRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SplitRule::FlashAttention => {
+                "FlashAttention's rule: the fewest within 85% of the best wave efficiency"
+            }
+            SplitRule::OneWave => {
+                "one wave: the most splits one wave holds, two key tiles each at least"
+            }
+        })
+    }
+}
+
 /// The wave efficiency of `splits` (for the bench and the book's worked example).
 pub fn wave_efficiency(blocks: usize, sms: usize, splits: usize) -> f64 {
     let waves = (blocks * splits) as f64 / sms as f64;
@@ -573,6 +586,9 @@ mod tests {
         // Where both fill the wave they agree: batch 1 at 8k, batch 8.
         assert_eq!(num_splits_heuristic(8, 132, 64, MAX_SPLITS, one), 16);
         assert_eq!(num_splits_heuristic(64, 132, 64, MAX_SPLITS, one), 2);
+        // `flashlab stage` names the rule beside its choice.
+        assert!(one.to_string().starts_with("one wave"));
+        assert!(FA.to_string().contains("85%"));
         // Stage 14's 264 slots: 33 would give 4 tiles a split as 32 does.
         assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS, one), 32);
         // At 2k keys (32 tiles of 64), 32 splits would fit the wave with one tile each:
