@@ -220,7 +220,10 @@ fn bad_input_exits_2_with_a_clear_message() {
             "supports head dims [64, 128]",
         ),
         (&["stage", "15", "--seqlen-q", "17"], "1 to 16 query rows"),
-        (&["compare", "14", "15"], "does not support prefill problems"),
+        (
+            &["compare", "14", "15"],
+            "does not support prefill problems",
+        ),
     ];
     for (args, expected) in cases {
         let (code, stderr) = flashlab(args);
