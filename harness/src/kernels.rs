@@ -58,7 +58,7 @@ impl Kernel {
     }
 
     /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`: for a kernel exported with
-    /// `__launch_bounds__(threads, 1)` (every `FLASHLAB_EXPORT`), exactly `threads`.
+    /// `__launch_bounds__(threads, 1)` (every `FLASHLAB_EXPORT_WITH`), exactly `threads`.
     pub fn max_threads_per_block(&self) -> u32 {
         self.max_threads_per_block
     }
@@ -93,7 +93,7 @@ macro_rules! include_kernels {
 }
 
 /// The exported name of a kernel variant: `<prefix>_<dtype>_d<head_dim>` (see
-/// `FLASHLAB_EXPORT` in `common.cuh`).
+/// `FLASHLAB_EXPORT_WITH` in `common.cuh`).
 pub fn kernel_name(prefix: &str, dtype: DType, head_dim: usize) -> String {
     format!("{prefix}_{}_d{head_dim}", dtype.name())
 }

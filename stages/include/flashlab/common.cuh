@@ -122,15 +122,17 @@ __device__ __forceinline__ __half from_float<__half>(float x) { return __float2h
 }  // namespace flashlab
 
 // Exports `body<T, D>` as an extern "C" kernel named `<prefix>_<bf16|f16>_d<D>`, the name
-// harness::kernels::kernel_name builds, with the block size the launch must use.
-#define FLASHLAB_EXPORT(prefix, body, T, tname, D, threads)                                   \
-    extern "C" __global__ void __launch_bounds__(threads, 1) prefix##_##tname##_d##D(const flashlab::AttnParams p) { \
+// harness::kernels::kernel_name builds, taking one `Params` by value, with the block size
+// the launch must use.
+#define FLASHLAB_EXPORT_WITH(Params, prefix, body, T, tname, D, threads)                        \
+    extern "C" __global__ void __launch_bounds__(threads, 1) prefix##_##tname##_d##D(const Params p) { \
         body<T, D>(p);                                                                        \
     }
-
 // The four variants every CUDA-core and mma.sync stage builds: bf16/f16 x head dim 64/128.
-#define FLASHLAB_EXPORT_ALL(prefix, body, threads)                  \
-    FLASHLAB_EXPORT(prefix, body, __nv_bfloat16, bf16, 64, threads)  \
-    FLASHLAB_EXPORT(prefix, body, __nv_bfloat16, bf16, 128, threads) \
-    FLASHLAB_EXPORT(prefix, body, __half, f16, 64, threads)          \
-    FLASHLAB_EXPORT(prefix, body, __half, f16, 128, threads)
+#define FLASHLAB_EXPORT_ALL_WITH(Params, prefix, body, threads)                  \
+    FLASHLAB_EXPORT_WITH(Params, prefix, body, __nv_bfloat16, bf16, 64, threads)  \
+    FLASHLAB_EXPORT_WITH(Params, prefix, body, __nv_bfloat16, bf16, 128, threads) \
+    FLASHLAB_EXPORT_WITH(Params, prefix, body, __half, f16, 64, threads)          \
+    FLASHLAB_EXPORT_WITH(Params, prefix, body, __half, f16, 128, threads)
+// The prefill stages' kernels take AttnParams.
+#define FLASHLAB_EXPORT_ALL(prefix, body, threads) FLASHLAB_EXPORT_ALL_WITH(flashlab::AttnParams, prefix, body, threads)

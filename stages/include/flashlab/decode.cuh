@@ -46,13 +46,6 @@ FL_HOST_DEVICE PackedRow unpack_row(const DecodeParams& p, int kv_head, int r) {
 
 }  // namespace flashlab
 
-// Exports body<T, D> under `<prefix>_<bf16|f16>_d<D>` taking DecodeParams.
-#define FLASHLAB_EXPORT_DECODE(prefix, body, T, tname, D, threads)                                                       \
-    extern "C" __global__ void __launch_bounds__(threads, 1) prefix##_##tname##_d##D(const flashlab::DecodeParams p) { \
-        body<T, D>(p);                                                                                                   \
-    }
-#define FLASHLAB_EXPORT_ALL_DECODE(prefix, body, threads)                 \
-    FLASHLAB_EXPORT_DECODE(prefix, body, __nv_bfloat16, bf16, 64, threads)  \
-    FLASHLAB_EXPORT_DECODE(prefix, body, __nv_bfloat16, bf16, 128, threads) \
-    FLASHLAB_EXPORT_DECODE(prefix, body, __half, f16, 64, threads)          \
-    FLASHLAB_EXPORT_DECODE(prefix, body, __half, f16, 128, threads)
+// Exports body<T, D> under `<prefix>_<bf16|f16>_d<D>` taking DecodeParams (common.cuh).
+#define FLASHLAB_EXPORT_ALL_DECODE(prefix, body, threads) \
+    FLASHLAB_EXPORT_ALL_WITH(flashlab::DecodeParams, prefix, body, threads)
