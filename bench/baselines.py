@@ -447,9 +447,16 @@ def main(argv=None):
     except RuntimeError as e:
         print(f"baselines.py: {e}", file=sys.stderr)
         return 3
-    out = open(args.out, "w") if args.out else sys.stdout
     meta = runner.meta()
     meta["planned"] = len(shapes) * len(args.backends)
+    return write_rows(args, runner, shapes, meta)
+
+
+def write_rows(args, runner, shapes, meta):
+    """Writes `meta`, then a row per (shape, backend) to --out or stdout, each shape's
+    inputs drawn once for all backends (decode_baselines.py writes its rows through this
+    too)."""
+    out = open(args.out, "w") if args.out else sys.stdout
     emit(out, meta)
     for shape in shapes:
         q, k, v = runner.inputs(shape, args.seed)

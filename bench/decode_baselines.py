@@ -32,11 +32,11 @@ from baselines import (  # noqa: E402  (flashlab writes both scripts side by sid
     BOUND_ULPS,
     TIMING_PROTOCOLS,
     UNIT_ROUNDOFF,
-    emit,
     fa4_missing_reason,
     first_line,
     first_output,
     time_calls,
+    write_rows,
 )
 
 ALL_BACKENDS = ["sdpa-flash", "sdpa-cudnn", "flash-attn-4"]
@@ -243,17 +243,7 @@ def main(argv=None):
     except (ImportError, RuntimeError) as e:
         print(f"decode_baselines.py: {first_line(e)}", file=sys.stderr)
         return 3
-    out = open(args.out, "w") if args.out else sys.stdout
-    emit(out, runner.meta())
-    for shape in shapes:
-        q, k, v = runner.inputs(shape, args.seed)
-        for name in args.backends:
-            emit(out, runner.run(name, shape, q, k, v))
-        del q, k, v
-        runner.torch.cuda.empty_cache()
-    if out is not sys.stdout:
-        out.close()
-    return 0
+    return write_rows(args, runner, shapes, runner.meta())
 
 
 def self_test():
