@@ -181,14 +181,7 @@ fn stage(args: StageArgs) -> Result<i32> {
             );
         }
         if let (Some(t), Some(tf)) = (&report.timing, report.tflops) {
-            println!(
-                "time     {:.4} ms median of {} (min {:.4}, max {:.4}){}",
-                t.median_ms,
-                t.iterations,
-                t.min_ms,
-                t.max_ms,
-                ungated_note(t.protocol)
-            );
+            print_time(t, "");
             println!(
                 "speed    {tf:.1} TFLOPS  ({:.3} GFLOP, causal counts only visible pairs)",
                 problem.flops() / 1e9
@@ -256,14 +249,7 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
         );
     }
     if let (Some(t), Some(gbs)) = (&report.timing, report.gb_per_s) {
-        println!(
-            "time     {:.4} ms median of {} (min {:.4}, max {:.4}), the L2 flushed before each launch{}",
-            t.median_ms,
-            t.iterations,
-            t.min_ms,
-            t.max_ms,
-            ungated_note(t.protocol)
-        );
+        print_time(t, ", the L2 flushed before each launch");
         println!(
             "speed    {gbs:.0} GB/s of K/V read ({:.1} MB: every sequence's keys and values once per K/V head)",
             problem.kv_bytes() / 1e6
@@ -290,6 +276,19 @@ fn print_run_header(
 
 /// Gated timing is the default and goes unsaid; the other protocol is named wherever a
 /// time is printed, so its numbers are not mistaken for the usual ones.
+/// A run's `time` line: the median and its spread, what came before each launch (`how`),
+/// and the protocol when it is not the gated one.
+fn print_time(t: &harness::timing::Timing, how: &str) {
+    println!(
+        "time     {:.4} ms median of {} (min {:.4}, max {:.4}){how}{}",
+        t.median_ms,
+        t.iterations,
+        t.min_ms,
+        t.max_ms,
+        ungated_note(t.protocol)
+    );
+}
+
 fn ungated_note(protocol: TimingProtocol) -> &'static str {
     match protocol {
         TimingProtocol::Gated => "",
