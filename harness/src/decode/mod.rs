@@ -360,14 +360,16 @@ pub fn num_splits_heuristic(
         let waves = (blocks * s) as f64 / sms as f64;
         waves / waves.ceil()
     };
-    let best = (1..=max_splits)
-        .filter(|&s| eligible(s))
-        .map(efficiency)
-        .fold(0.0, f64::max);
     match rule {
-        SplitRule::FlashAttention => (1..=max_splits)
-            .find(|&s| eligible(s) && efficiency(s) >= 0.85 * best)
-            .unwrap_or(1),
+        SplitRule::FlashAttention => {
+            let best = (1..=max_splits)
+                .filter(|&s| eligible(s))
+                .map(efficiency)
+                .fold(0.0, f64::max);
+            (1..=max_splits)
+                .find(|&s| eligible(s) && efficiency(s) >= 0.85 * best)
+                .unwrap_or(1)
+        }
         SplitRule::OneWave => (1..=max_splits)
             .filter(|&s| eligible(s) && blocks * s <= sms && key_tiles.div_ceil(s) >= 2)
             .max()
