@@ -667,11 +667,7 @@ fn check_decode_record(record: &str) {
     };
     let table = std::fs::read_to_string(dir.join("decode-table.md")).unwrap();
     assert_eq!(decode_table(&results), table);
-    let stage_rows: Vec<_> = results
-        .rows
-        .iter()
-        .filter(|r| r.kind != "baseline")
-        .collect();
+    let stage_rows: Vec<_> = results.rows.iter().filter(|r| r.is_stage()).collect();
     assert!(stage_rows.len() > 100);
     assert!(
         stage_rows
@@ -704,6 +700,48 @@ fn check_decode_record(record: &str) {
         assert!(smallest >= 12.0, "{}: {smallest} px", path.display());
     }
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A run that measured each shape's read floor gets its column and the newest stage's
+/// ratio to it; one without (the records before it) keeps its table.
+#[test]
+fn the_read_floor_gets_a_column_and_a_ratio() {
+    use flashlab::bench::decode::{DecodeResults, READ_FLOOR, decode_table};
+    let dir = root().join("bench/results/record-decode-fused");
+    let Ok(mut results) = DecodeResults::read(&dir.join("decode.json")) else {
+        skip(format!("{} not present (GPU bundle)", dir.display()));
+        return;
+    };
+    let stage15 = results
+        .rows
+        .iter()
+        .find(|r| {
+            r.kind == "heuristic" && r.name == "stage 15" && (r.batch, r.cache_len) == (1, 8192)
+        })
+        .unwrap()
+        .clone();
+    let mut floor = stage15.clone();
+    floor.kind = "read".into();
+    floor.name = READ_FLOOR.into();
+    floor.splits = None;
+    floor.gb_per_s = Some(stage15.gb_per_s.unwrap() * 1.25);
+    results.rows.push(floor);
+    let table = decode_table(&results);
+    let head = table.lines().find(|l| l.starts_with("| batch")).unwrap();
+    assert!(head.contains("| streaming read, same bytes |"), "{head}");
+    assert!(head.ends_with("| 15 / same-bytes read |"), "{head}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("| 1 | 8192 |"))
+        .unwrap();
+    // 1762 GB/s against a floor of 1.25 times that: 0.80, and 2203 GB/s (49% of 4489).
+    assert!(row.ends_with("| 0.80 |"), "{row}");
+    assert!(row.contains("| 2203 (49%) |"), "{row}");
+    let other = table
+        .lines()
+        .find(|l| l.starts_with("| 1 | 2048 |"))
+        .unwrap();
+    assert!(other.ends_with("| – |"), "{other}");
 }
 
 #[test]

@@ -125,11 +125,8 @@ fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32
     Ok((chunks * 16) as f64 / (t.median_ms * 1e-3) / 1e9)
 }
 
-/// Queues one read of all of `src` (`ceiling_read`, 4 blocks of 512 threads per SM).
-/// The decode runs read a buffer twice the L2's size this way before each timed launch:
-/// the L2 is left holding clean lines of it, as after a model's previous layer, where
-/// a flush by writing (a memset) would leave dirty lines whose write-back the next
-/// kernel's reads would pay for.
+/// Queues one read of all of `src` (`ceiling_read`, 4 blocks of 512 threads per SM):
+/// the read ceiling, the read floor and the decode runs' [`L2Flush`].
 pub fn read_through(
     gpu: &Gpu,
     func: &crate::Kernel,
@@ -148,6 +145,81 @@ pub fn read_through(
     unsafe { b.launch(cfg) }.during("launching the read ceiling")?;
     Ok(())
 }
+
+/// The cold L2 of the decode runs: queued before each timed launch, outside its event
+/// pair, a read of a buffer twice the L2's size ([`read_through`]). It leaves the L2 holding
+/// clean lines of that buffer, as after a model's previous layer; a flush by writing (a
+/// memset) would leave dirty lines whose write-back the next kernel's reads would pay for.
+pub struct L2Flush {
+    read: crate::Kernel,
+    buffer: cudarc::driver::CudaSlice<u32>,
+    sink: cudarc::driver::CudaSlice<i32>,
+}
+
+impl L2Flush {
+    /// The bytes a flush allocates on `gpu`: twice its L2.
+    pub fn bytes(gpu: &Gpu) -> Result<usize> {
+        let l2 = gpu
+            .context()
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .during("reading the L2 size")?;
+        Ok(2 * l2 as usize)
+    }
+
+    pub fn new(gpu: &Gpu) -> Result<L2Flush> {
+        let bytes = L2Flush::bytes(gpu)?;
+        let stream = gpu.stream();
+        Ok(L2Flush {
+            read: KERNELS.function(gpu, "ceiling_read")?,
+            buffer: stream.alloc_zeros::<u32>(bytes / 4).allocating(
+                gpu,
+                bytes,
+                "allocating the L2 flush",
+            )?,
+            sink: stream
+                .alloc_zeros::<i32>(1)
+                .allocating(gpu, 4, "allocating the flush's sink")?,
+        })
+    }
+
+    /// Queues one flush on `gpu`'s stream.
+    pub fn queue(&mut self, gpu: &Gpu) -> Result<()> {
+        read_through(gpu, &self.read, &self.buffer, &mut self.sink)
+    }
+}
+
+// ANCHOR: read_floor
+/// The read floor of a decode shape: `ceiling_read` over a buffer of `bytes` (a decode
+/// step's K/V bytes), timed like a decode launch, with the L2 flushed before each. A
+/// kernel that only reads those bytes, with a launch, a first wave of loads and a tail
+/// like any other: the speed a decode kernel of that size could reach, where the large
+/// read of [`measure`] (1 GiB) is the rate of a kernel too long for those costs to show.
+pub fn read_floor(
+    gpu: &Gpu,
+    protocol: TimingProtocol,
+    bytes: usize,
+) -> Result<crate::timing::Timing> {
+    let chunks = bytes.div_ceil(16);
+    let mut flush = L2Flush::new(gpu)?;
+    let read = KERNELS.function(gpu, "ceiling_read")?;
+    let stream = gpu.stream();
+    let src = stream.alloc_zeros::<u32>(chunks * 4).allocating(
+        gpu,
+        chunks * 16,
+        "allocating the read floor's buffer",
+    )?;
+    let mut sink =
+        stream
+            .alloc_zeros::<i32>(1)
+            .allocating(gpu, 4, "allocating the read floor's sink")?;
+    crate::timing::time_between(
+        gpu,
+        protocol,
+        || flush.queue(gpu),
+        || read_through(gpu, &read, &src, &mut sink),
+    )
+}
+// ANCHOR_END: read_floor
 
 // ANCHOR: mma_sync_ceiling
 /// 16 warps per SM (4 per scheduler), 8 independent accumulators each: enough that the

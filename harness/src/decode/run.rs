@@ -10,7 +10,6 @@ use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
 use crate::timing::{Timing, TimingProtocol, time_between};
 use crate::{AttnParams, Error, Gpu, Result, Stage};
-use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{CudaSlice, DevicePtr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -103,12 +102,8 @@ pub fn run_decode(
     } else {
         0
     };
-    let l2_bytes = gpu
-        .context()
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
-        .during("reading the L2 size")? as usize;
     let flush_bytes = if opts.timing.is_some() && opts.cold_l2 {
-        2 * l2_bytes
+        crate::sol::L2Flush::bytes(gpu)?
     } else {
         0
     };
@@ -253,30 +248,17 @@ pub fn run_decode(
     let timing = match opts.timing {
         Some(protocol) => {
             // ANCHOR: flush
-            // The flush reads a buffer twice the L2's size (sol::read_through), leaving
-            // clean lines: flushed with a memset instead, the dirty lines' write-back
-            // cost stage 14 9% at 8k keys (1061 against 1161 GB/s, the same build).
+            // The flush reads a buffer twice the L2's size (sol::L2Flush), leaving clean
+            // lines: flushed with a memset instead, the dirty lines' write-back cost
+            // stage 14 9% at 8k keys (1061 against 1161 GB/s, the same build).
             let mut flush = (flush_bytes > 0)
-                .then(|| {
-                    let read = crate::sol::KERNELS.function(gpu, "ceiling_read")?;
-                    let buffer = stream.alloc_zeros::<u32>(flush_bytes / 4).allocating(
-                        gpu,
-                        flush_bytes,
-                        "allocating the L2 flush",
-                    )?;
-                    let sink = stream.alloc_zeros::<i32>(1).allocating(
-                        gpu,
-                        4,
-                        "allocating the flush's sink",
-                    )?;
-                    Ok::<_, Error>((read, buffer, sink))
-                })
+                .then(|| crate::sol::L2Flush::new(gpu))
                 .transpose()?;
             let t = time_between(
                 gpu,
                 protocol,
                 || match &mut flush {
-                    Some((read, buffer, sink)) => crate::sol::read_through(gpu, read, buffer, sink),
+                    Some(flush) => flush.queue(gpu),
                     None => Ok(()),
                 },
                 || decode.launch_decode(gpu, &args),
