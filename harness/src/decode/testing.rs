@@ -53,7 +53,9 @@ const fn causal(c: Case) -> Case {
 /// GQA groups of 1 (MHA), 4, 8 (MQA) and 16 (two row tiles with two tokens), the
 /// heuristic's splits and forced ones (one; more than a short sequence has tiles, so some
 /// splits are empty), lengths of one key and off every tile boundary, several lengths in
-/// one launch, speculative decoding with and without the causal mask.
+/// one launch, speculative decoding with and without the causal mask, and more splits of
+/// a full 16-row tile than stage 15's merge holds in shared memory at once (12 at both
+/// head dims: it merges them a chunk at a time), the last chunk empty for one sequence.
 pub const SHAPES: &[Case] = &[
     case(4, 4, 1, &[1]),
     case(32, 8, 1, &[1000]),
@@ -66,6 +68,7 @@ pub const SHAPES: &[Case] = &[
     causal(case(8, 2, 4, &[513, 3])),
     causal(split(case(32, 8, 16, &[1000, 2000]), 3)),
     paged(case(16, 4, 1, &[17, 1000, 4097]), 64),
+    split(case(8, 2, 4, &[4097, 100]), 20),
 ];
 
 /// Every page size, shuffled tables, last pages partly filled, with splits that cut pages.

@@ -195,8 +195,15 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     // ANCHOR: merge_warps
     // Merge the four warps' states: each row's max over the warps, then each warp's O and
     // sum rescaled to it, summed through shared memory (the split-KV merge, in a block).
-    float* o_merge = reinterpret_cast<float*>(smem);       // [WARPS][ROWS][D]
-    float* max_merge = o_merge + WARPS * ROWS * D;          // [WARPS][ROWS]
+    // Only the tile's live rows go through shared memory (4 of 16 for one token of a group
+    // of 4), as pairs of floats at a row stride of D + 8: the eight rows of a store then
+    // fall on different banks, where a stride of D put all eight on the same ones, and
+    // those eight-way conflicts made this merge and the epilogue below cost 2.3 µs per
+    // block (book: "Stage 15: the combine fused", "Where the time went").
+    constexpr int O_STRIDE = D + 8;
+    const int rows = min(ROWS, packed_rows - row0);
+    float* o_merge = reinterpret_cast<float*>(smem);       // [WARPS][ROWS][O_STRIDE]
+    float* max_merge = o_merge + WARPS * ROWS * O_STRIDE;   // [WARPS][ROWS]
     float* sum_merge = max_merge + WARPS * ROWS;            // [WARPS][ROWS]
     float* lse_merge = sum_merge + WARPS * ROWS;            // [ROWS], natural log
 #pragma unroll
@@ -224,33 +231,38 @@ __device__ void flash_decode_split(const DecodeParams& p) {
         if (warp == 0 && quad_lane(lane) == 0) lse_merge[row] = sum > 0.f ? (m_base + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
     }
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n)
+    for (int r = 0; r < 2; ++r) {
+        const RowCol rc = mma_m16n8_c(lane, 2 * r);
+        if (rc.row >= rows) continue;  // the whole warp, for rows 8-15 of a tile of 8 or fewer
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const RowCol rc = mma_m16n8_c(lane, e);
-            o_merge[(warp * ROWS + rc.row) * D + n * 8 + rc.col] = o_rmem[n][e] * weight[e / 2];
-        }
+        for (int n = 0; n < D / 8; ++n)
+            *reinterpret_cast<float2*>(o_merge + (warp * ROWS + rc.row) * O_STRIDE + n * 8 + rc.col) =
+                make_float2(o_rmem[n][2 * r] * weight[r], o_rmem[n][2 * r + 1] * weight[r]);
+    }
     __syncthreads();
     // ANCHOR_END: merge_warps
 
     // ANCHOR: epilogue
     // One split: O and the LSE are final. Several: this split's normalized O and its LSE,
-    // in fp32, for the combine kernel.
+    // in fp32, for the combine. A thread per four columns of a live row sums the warps'
+    // shares and writes them with one store.
     const bool final_result = p.num_splits == 1;
-    for (int i = threadIdx.x; i < ROWS * D; i += THREADS) {
-        const int row = i / D, col = i % D;
-        if (row0 + row >= packed_rows) continue;
-        float o = 0.f;
+    for (int task = threadIdx.x; task < rows * D / 4; task += THREADS) {
+        const int row = task / (D / 4), col = task % (D / 4) * 4;
+        float4 o = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int w = 0; w < WARPS; ++w) o += o_merge[(w * ROWS + row) * D + col];
+        for (int w = 0; w < WARPS; ++w) {
+            const float4 share = *reinterpret_cast<const float4*>(o_merge + (w * ROWS + row) * O_STRIDE + col);
+            o.x += share.x, o.y += share.y, o.z += share.z, o.w += share.w;
+        }
         const PackedRow pr = unpack_row(p, kv_head, row0 + row);
         const long long at = q_row_offset(p.attn, b, pr.token, pr.head) + col;
         if (final_result)
-            static_cast<T*>(p.attn.o)[at] = from_float<T>(o);
+            *reinterpret_cast<uint2*>(static_cast<T*>(p.attn.o) + at) = make_uint2(pack2<T>(o.x, o.y), pack2<T>(o.z, o.w));
         else
-            p.o_partial[static_cast<long long>(split) * p.attn.batch * seqlen_q * p.attn.heads * D + at] = o;
+            *reinterpret_cast<float4*>(p.o_partial + static_cast<long long>(split) * p.attn.batch * seqlen_q * p.attn.heads * D + at) = o;
     }
-    if (threadIdx.x < ROWS && row0 + threadIdx.x < packed_rows) {
+    if (threadIdx.x < rows) {
         const int row = threadIdx.x;
         const float lse = lse_merge[row];
         const PackedRow pr = unpack_row(p, kv_head, row0 + row);
@@ -283,56 +295,73 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     // ANCHOR_END: last_split
 
     // ANCHOR: merge_splits
-    // The merge of stage 14's combine kernel for this tile's rows. A warp per row finds
-    // LSE = ln sum_s exp(LSE_s) and each split's weight exp(LSE_s - LSE) (an empty split,
-    // LSE -inf, weighs zero), kept in shared memory. Then a thread per four columns of a
-    // row sums them over the splits, sixteen splits' loads in flight at once: this block
-    // alone merges the tile, so its few round trips to the L2 are the step's tail. The
-    // other splits' results are read through the L2 (__ldcg): it is where they were
-    // written, and no stale line of them can sit in this SM's L1.
-    const int rows = min(ROWS, packed_rows - row0), splits = p.num_splits;
-    float* split_weight = reinterpret_cast<float*>(smem);  // [ROWS][splits]
-    float* row_lse = split_weight + ROWS * splits;         // [ROWS]
+    // The merge of stage 14's combine kernel for this tile's rows, LSE = ln sum_s exp(LSE_s)
+    // and O = sum_s exp(LSE_s - LSE) O_s (an empty split, LSE -inf, weighs zero). This
+    // block alone merges the tile, so its round trips to the L2 are the step's tail: every
+    // split's partial rows are copied into shared memory at once (cp.async, 16 bytes a
+    // copy, through the L2 where they were written; no line of them can be in this SM's
+    // L1), with their LSEs beside them, one round trip. When they do not all fit (16 rows
+    // of 32 splits are 256 KiB), a chunk of splits at a time, each merged into a running
+    // state the way online softmax merges a tile.
+    constexpr int SMEM_FLOATS = (2 * NSTAGES * BLOCK_KV * D + ROWS * D) * static_cast<int>(sizeof(T)) / 4;
+    constexpr int TASKS = ROWS * D / 4 / THREADS;  // (row, four columns) tasks per thread, at most
+    const int splits = p.num_splits, tasks = rows * D / 4;
+    const int chunk = min(splits, SMEM_FLOATS / (rows * (D + 1)));
+    float* o_chunk = reinterpret_cast<float*>(smem);  // [chunk][rows][D]
+    float* lse_chunk = o_chunk + chunk * rows * D;     // [chunk][rows]
     const long long lse_stride = static_cast<long long>(p.attn.batch) * p.attn.heads * seqlen_q, o_stride = lse_stride * D;
-    for (int row = warp; row < rows; row += WARPS) {
-        const PackedRow pr = unpack_row(p, kv_head, row0 + row);
-        const float* lse_s = p.lse_partial + lse_index(p.attn, b, pr.head, pr.token);
-        float* w = split_weight + row * splits;
-        float m = -CUDART_INF_F;
-        for (int s = lane; s < splits; s += 32) m = fmaxf(m, w[s] = __ldcg(lse_s + s * lse_stride));
-        m = warp_max(m);
-        const float m_base = m == -CUDART_INF_F ? 0.f : m;
-        float sum = 0.f;
-        for (int s = lane; s < splits; s += 32) sum += __expf(w[s] - m_base);
-        sum = warp_sum(sum);
-        for (int s = lane; s < splits; s += 32) w[s] = sum > 0.f ? __expf(w[s] - m_base) / sum : 0.f;
-        if (lane == 0) row_lse[row] = sum > 0.f ? m_base + __logf(sum) : -CUDART_INF_F;
+    float4 acc[TASKS] = {};
+    float run_max[TASKS], run_sum[TASKS] = {};
+#pragma unroll
+    for (int k = 0; k < TASKS; ++k) run_max[k] = -CUDART_INF_F;
+    for (int s0 = 0; s0 < splits; s0 += chunk) {
+        const int n = min(chunk, splits - s0);
+        for (int i = threadIdx.x; i < n * tasks; i += THREADS) {
+            const int s = i / tasks, row = i % tasks / (D / 4), col = i % (D / 4) * 4;
+            const PackedRow pr = unpack_row(p, kv_head, row0 + row);
+            cp_async_16(smem_addr(o_chunk + i * 4), p.o_partial + (s0 + s) * o_stride + q_row_offset(p.attn, b, pr.token, pr.head) + col);
+        }
+        cp_async_commit();
+        for (int i = threadIdx.x; i < n * rows; i += THREADS) {
+            const PackedRow pr = unpack_row(p, kv_head, row0 + i % rows);
+            lse_chunk[i] = __ldcg(p.lse_partial + (s0 + i / rows) * lse_stride + lse_index(p.attn, b, pr.head, pr.token));
+        }
+        cp_async_wait<0>();
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < TASKS; ++k) {
+            const int task = threadIdx.x + k * THREADS;
+            if (task >= tasks) break;
+            const int row = task / (D / 4), col = task % (D / 4) * 4;
+            float m = run_max[k];
+            for (int s = 0; s < n; ++s) m = fmaxf(m, lse_chunk[s * rows + row]);
+            const float m_base = m == -CUDART_INF_F ? 0.f : m;
+            const float rescale = __expf(run_max[k] - m_base);
+            run_max[k] = m;
+            run_sum[k] *= rescale;
+            acc[k].x *= rescale, acc[k].y *= rescale, acc[k].z *= rescale, acc[k].w *= rescale;
+            for (int s = 0; s < n; ++s) {
+                const float w = __expf(lse_chunk[s * rows + row] - m_base);
+                const float4 o = *reinterpret_cast<const float4*>(o_chunk + (s * rows + row) * D + col);
+                run_sum[k] += w;
+                acc[k].x += w * o.x, acc[k].y += w * o.y, acc[k].z += w * o.z, acc[k].w += w * o.w;
+            }
+        }
+        __syncthreads();  // the chunk is used: the next one may overwrite it
     }
-    __syncthreads();
-    constexpr int IN_FLIGHT = 16;  // splits whose float4 loads are issued together
-    for (int task = threadIdx.x; task < rows * D / 4; task += THREADS) {
+#pragma unroll
+    for (int k = 0; k < TASKS; ++k) {
+        const int task = threadIdx.x + k * THREADS;
+        if (task >= tasks) break;
         const int row = task / (D / 4), col = task % (D / 4) * 4;
+        const float inv = run_sum[k] > 0.f ? 1.f / run_sum[k] : 0.f;
         const PackedRow pr = unpack_row(p, kv_head, row0 + row);
         const long long at = q_row_offset(p.attn, b, pr.token, pr.head) + col;
-        float4 o = {0.f, 0.f, 0.f, 0.f};
-        for (int s0 = 0; s0 < splits; s0 += IN_FLIGHT) {
-            float4 part[IN_FLIGHT];
-#pragma unroll
-            for (int i = 0; i < IN_FLIGHT; ++i)
-                if (s0 + i < splits) part[i] = __ldcg(reinterpret_cast<const float4*>(p.o_partial + (s0 + i) * o_stride + at));
-#pragma unroll
-            for (int i = 0; i < IN_FLIGHT; ++i)
-                if (s0 + i < splits) {
-                    const float w = split_weight[row * splits + s0 + i];
-                    o.x += w * part[i].x, o.y += w * part[i].y, o.z += w * part[i].z, o.w += w * part[i].w;
-                }
-        }
-        T* out = static_cast<T*>(p.attn.o) + at;
-        out[0] = from_float<T>(o.x), out[1] = from_float<T>(o.y), out[2] = from_float<T>(o.z), out[3] = from_float<T>(o.w);
-    }
-    if (threadIdx.x < rows) {
-        const PackedRow pr = unpack_row(p, kv_head, row0 + threadIdx.x);
-        p.attn.lse[lse_index(p.attn, b, pr.head, pr.token)] = row_lse[threadIdx.x];
+        *reinterpret_cast<uint2*>(static_cast<T*>(p.attn.o) + at) =
+            make_uint2(pack2<T>(acc[k].x * inv, acc[k].y * inv), pack2<T>(acc[k].z * inv, acc[k].w * inv));
+        if (col == 0)
+            p.attn.lse[lse_index(p.attn, b, pr.head, pr.token)] =
+                run_sum[k] > 0.f ? (run_max[k] == -CUDART_INF_F ? 0.f : run_max[k]) + __logf(run_sum[k]) : -CUDART_INF_F;
     }
     // ANCHOR_END: merge_splits
 }

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds the trace instrument from the committed stage 15 kernel and trace.patch:
+#   build.sh OUT_DIR   (run from anywhere; needs nvcc on PATH or NVCC set)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+out="${1:?usage: build.sh OUT_DIR}"
+mkdir -p "$out"
+patch -s -o "$out/flash_decode_fused_traced.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/${PATCH:-trace.patch}"
+cp "$here/trace.cu" "$out/"
+${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$out" \
+    -o "$out/trace" "$out/trace.cu"

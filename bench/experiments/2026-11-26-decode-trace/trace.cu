@@ -1,0 +1,201 @@
+// Where a decode step's time goes: stage 15's kernel with a timestamp (%globaltimer, ns)
+// taken by thread 0 of every block at six points (trace.patch), run on one shape with
+// the L2 flushed before each launch, as flashlab's decode runs do. Beside it, the same
+// bytes read by a kernel that only reads (the bench's read floor).
+//
+//   0 entry   1 first tile landed   2 key loop done   3 partial O/LSE written
+//   4 counted on the tile's counter   5 merge done (the last split of a row tile only)
+//
+// Built by run.sh from the committed kernel plus trace.patch; a lab instrument, not a
+// stage: the numbers it printed are in results.txt.
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define FLASHLAB_HOST_WARPS 4
+#define FLASHLAB_HOST_ROWS 16
+#define FLASHLAB_HOST_BLOCK_KV 64
+#define FLASHLAB_HOST_NSTAGES 3
+
+__device__ unsigned long long g_trace[1 << 16][8];
+__device__ __forceinline__ unsigned long long globaltimer() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ unsigned smid() {
+    unsigned s;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    return s;
+}
+#define TRACE(i)                                                                                               \
+    do {                                                                                                       \
+        if (threadIdx.x == 0) {                                                                                \
+            const int blk = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;                    \
+            g_trace[blk][i] = globaltimer();                                                                   \
+            if (i == 0) g_trace[blk][7] = smid();                                                              \
+        }                                                                                                      \
+    } while (0)
+
+#include "flash_decode_fused_traced.cu"
+
+__global__ void read_all(const int4* __restrict__ src, long long chunks, int* sink) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    int acc = 0;
+    long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < chunks; i += 4 * stride) {
+        int4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) v[u] = __ldcs(src + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    for (; i < chunks; i += stride) {
+        const int4 v = __ldcs(src + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x12345678) sink[0] = acc;
+}
+
+#define CK(x)                                                                        \
+    do {                                                                             \
+        cudaError_t e = (x);                                                         \
+        if (e != cudaSuccess) {                                                      \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+            exit(2);                                                                 \
+        }                                                                            \
+    } while (0)
+
+int main(int argc, char** argv) {
+    if (argc < 4) {
+        fprintf(stderr, "usage: trace BATCH CACHE_LEN SPLITS\n");
+        return 2;
+    }
+    const int batch = atoi(argv[1]), len = atoi(argv[2]), splits = atoi(argv[3]);
+    const int heads = 32, kv_heads = 8, d = 128, group = heads / kv_heads;
+    const int key_tiles = (len + 63) / 64, tiles_per_split = (key_tiles + splits - 1) / splits;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    const size_t kv_elems = static_cast<size_t>(batch) * len * kv_heads * d;
+    std::vector<__nv_bfloat16> h_kv(kv_elems), h_q(static_cast<size_t>(batch) * heads * d);
+    srand(1);
+    for (auto& x : h_kv) x = __float2bfloat16(0.5f + (rand() % 1000) / 1000.f);
+    for (auto& x : h_q) x = __float2bfloat16(0.3f + (rand() % 1000) / 1000.f);
+    __nv_bfloat16 *q, *k, *v, *o;
+    float *lse, *o_part, *lse_part;
+    int *seqlens, *counters;
+    CK(cudaMalloc(&q, h_q.size() * 2));
+    CK(cudaMalloc(&k, kv_elems * 2));
+    CK(cudaMalloc(&v, kv_elems * 2));
+    CK(cudaMalloc(&o, h_q.size() * 2));
+    CK(cudaMalloc(&lse, batch * heads * 4));
+    CK(cudaMalloc(&o_part, static_cast<size_t>(splits) * batch * heads * d * 4));
+    CK(cudaMalloc(&lse_part, static_cast<size_t>(splits) * batch * heads * 4));
+    CK(cudaMalloc(&seqlens, batch * 4));
+    CK(cudaMalloc(&counters, batch * kv_heads * 4));
+    CK(cudaMemcpy(q, h_q.data(), h_q.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(k, h_kv.data(), kv_elems * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(v, h_kv.data(), kv_elems * 2, cudaMemcpyHostToDevice));
+    std::vector<int> h_len(batch, len);
+    CK(cudaMemcpy(seqlens, h_len.data(), batch * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemset(counters, 0, batch * kv_heads * 4));
+
+    flashlab::DecodeParams p{};
+    p.attn.q = q, p.attn.k = k, p.attn.v = v, p.attn.o = o, p.attn.lse = lse;
+    p.attn.batch = batch, p.attn.heads = heads, p.attn.kv_heads = kv_heads, p.attn.seqlen_q = 1;
+    p.attn.seqlen_k = len, p.attn.head_dim = d, p.attn.scale = 1.f / sqrtf(d);
+    p.attn.scale_log2 = p.attn.scale * 1.4426950408889634f;
+    p.seqlens_k = seqlens, p.o_partial = o_part, p.lse_partial = lse_part;
+    p.num_splits = splits, p.tiles_per_split = tiles_per_split, p.group = group, p.split_counters = counters;
+    const int smem = (2 * 3 * 64 * d + 16 * d) * 2;
+    CK(cudaFuncSetAttribute(flash_decode_split_bf16_d128, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const dim3 grid(splits, 1, batch * kv_heads);
+
+    // The flush: a read of twice the L2, as harness/src/sol.rs's L2Flush.
+    const long long flush_chunks = 2ll * prop.l2CacheSize / 16, kv_chunks = kv_elems * 2 * 2 / 16;
+    int4* flush_buf;
+    int4* kv_copy;
+    int* sink;
+    CK(cudaMalloc(&flush_buf, flush_chunks * 16));
+    CK(cudaMemset(flush_buf, 0, flush_chunks * 16));
+    CK(cudaMalloc(&kv_copy, kv_chunks * 16));
+    CK(cudaMemset(kv_copy, 1, kv_chunks * 16));
+    CK(cudaMalloc(&sink, 4));
+    const int read_blocks = 4 * prop.multiProcessorCount;
+    auto flush = [&] { read_all<<<read_blocks, 512>>>(flush_buf, flush_chunks, sink); };
+
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    auto median = [&](auto launch) {
+        std::vector<float> ms;
+        for (int i = 0; i < 200; ++i) {
+            flush();
+            CK(cudaEventRecord(a));
+            launch();
+            CK(cudaEventRecord(b));
+            CK(cudaEventSynchronize(b));
+            float t;
+            CK(cudaEventElapsedTime(&t, a, b));
+            if (i >= 20) ms.push_back(t * 1000.f);
+        }
+        std::sort(ms.begin(), ms.end());
+        return ms[ms.size() / 2];
+    };
+    const double bytes = kv_elems * 2.0 * 2.0;
+    const float t_kernel = median([&] { flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p); });
+    CK(cudaGetLastError());
+    const float t_read = median([&] { read_all<<<read_blocks, 512>>>(kv_copy, kv_chunks, sink); });
+    const float t_empty = median([&] {});
+    printf("shape batch %d cache %d splits %d (%d tiles each), %d blocks, %s\n", batch, len, splits, tiles_per_split,
+           grid.x * grid.z, prop.name);
+    printf("events (us, median of 180, L2 flushed): stage 15 %.2f (%.0f GB/s), read of the same bytes %.2f (%.0f GB/s), "
+           "nothing %.2f\n",
+           t_kernel, bytes / t_kernel / 1e3, t_read, bytes / t_read / 1e3, t_empty);
+
+    // One traced launch (after a flush), then per-block times relative to the first entry.
+    const int blocks = grid.x * grid.z;
+    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 8, 0);
+    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
+    flush();
+    flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 8);
+    CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
+    unsigned long long t0 = ~0ull, t_end = 0;
+    for (int i = 0; i < blocks; ++i) {
+        t0 = std::min(t0, tr[i * 8 + 0]);
+        t_end = std::max(t_end, std::max(tr[i * 8 + 4], tr[i * 8 + 5]));
+    }
+    auto us = [&](int i, int e) { return tr[i * 8 + e] ? (tr[i * 8 + e] - t0) / 1000.0 : -1.0; };
+    auto stats = [&](const char* what, auto f) {
+        std::vector<double> x;
+        for (int i = 0; i < blocks; ++i) {
+            const double y = f(i);
+            if (y >= 0) x.push_back(y);
+        }
+        if (x.empty()) return;
+        std::sort(x.begin(), x.end());
+        printf("  %-34s min %7.2f  median %7.2f  max %7.2f  (n=%zu)\n", what, x.front(), x[x.size() / 2], x.back(),
+               x.size());
+    };
+    printf("traced launch: first entry to last block done %.2f us\n", (t_end - t0) / 1000.0);
+    stats("entry (us after the first)", [&](int i) { return us(i, 0); });
+    stats("first tile landed, after entry", [&](int i) { return us(i, 1) - us(i, 0); });
+    stats("key loop, first tile to done", [&](int i) { return us(i, 2) - us(i, 1); });
+    stats("key loop done (absolute)", [&](int i) { return us(i, 2); });
+    stats("warp merge + partial write", [&](int i) { return us(i, 3) - us(i, 2); });
+    stats("fence + count", [&](int i) { return us(i, 4) - us(i, 3); });
+    stats("counted (absolute)", [&](int i) { return us(i, 4); });
+    stats("merge (last splits)", [&](int i) { return tr[i * 8 + 5] ? us(i, 5) - us(i, 4) : -1.0; });
+    stats("merge done (absolute)", [&](int i) { return tr[i * 8 + 5] ? us(i, 5) : -1.0; });
+    std::vector<int> per_sm(prop.multiProcessorCount, 0);
+    for (int i = 0; i < blocks; ++i) per_sm[tr[i * 8 + 7]]++;
+    int sm_max = *std::max_element(per_sm.begin(), per_sm.end()), sm_zero = std::count(per_sm.begin(), per_sm.end(), 0);
+    printf("  blocks per SM: at most %d, %d SMs without a block\n", sm_max, sm_zero);
+    return 0;
+}
