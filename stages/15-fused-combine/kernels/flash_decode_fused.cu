@@ -316,10 +316,16 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     for (int k = 0; k < TASKS; ++k) run_max[k] = -CUDART_INF_F;
     for (int s0 = 0; s0 < splits; s0 += chunk) {
         const int n = min(chunk, splits - s0);
-        for (int i = threadIdx.x; i < n * tasks; i += THREADS) {
-            const int s = i / tasks, row = i % tasks / (D / 4), col = i % (D / 4) * 4;
+        // A thread's copies share one row and four columns: one address computed, then a
+        // step of one split each (an index computed per copy made the merge 5.8 µs
+        // instead of 2.9 at batch 1/8k, 32 splits).
+        for (int task = threadIdx.x; task < tasks; task += THREADS) {
+            const int row = task / (D / 4), col = task % (D / 4) * 4;
             const PackedRow pr = unpack_row(p, kv_head, row0 + row);
-            cp_async_16(smem_addr(o_chunk + i * 4), p.o_partial + (s0 + s) * o_stride + q_row_offset(p.attn, b, pr.token, pr.head) + col);
+            const float* src = p.o_partial + s0 * o_stride + q_row_offset(p.attn, b, pr.token, pr.head) + col;
+            const uint32_t dst = smem_addr(o_chunk + row * D + col);
+#pragma unroll 8
+            for (int s = 0; s < n; ++s) cp_async_16(dst + s * rows * D * 4, src + s * o_stride);
         }
         cp_async_commit();
         for (int i = threadIdx.x; i < n * rows; i += THREADS) {
@@ -334,12 +340,14 @@ __device__ void flash_decode_split(const DecodeParams& p) {
             if (task >= tasks) break;
             const int row = task / (D / 4), col = task % (D / 4) * 4;
             float m = run_max[k];
+#pragma unroll 8
             for (int s = 0; s < n; ++s) m = fmaxf(m, lse_chunk[s * rows + row]);
             const float m_base = m == -CUDART_INF_F ? 0.f : m;
             const float rescale = __expf(run_max[k] - m_base);
             run_max[k] = m;
             run_sum[k] *= rescale;
             acc[k].x *= rescale, acc[k].y *= rescale, acc[k].z *= rescale, acc[k].w *= rescale;
+#pragma unroll 8
             for (int s = 0; s < n; ++s) {
                 const float w = __expf(lse_chunk[s * rows + row] - m_base);
                 const float4 o = *reinterpret_cast<const float4*>(o_chunk + (s * rows + row) * D + col);
