@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     unsigned long long t0 = ~0ull, t_end = 0;
     for (int i = 0; i < blocks; ++i) {
         t0 = std::min(t0, tr[i * 8 + 0]);
-        t_end = std::max(t_end, std::max(tr[i * 8 + 4], tr[i * 8 + 5]));
+        for (int e = 0; e < 6; ++e) t_end = std::max(t_end, tr[i * 8 + e]);  // one split stops at point 3
     }
     auto us = [&](int i, int e) { return tr[i * 8 + e] ? (tr[i * 8 + e] - t0) / 1000.0 : -1.0; };
     auto stats = [&](const char* what, auto f) {
