@@ -115,14 +115,18 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
 /// per SM: bytes read per second.
 fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32>) -> Result<f64> {
     let func = KERNELS.function(gpu, "ceiling_read")?;
-    let stream = gpu.stream();
-    let mut sink =
-        stream
-            .alloc_zeros::<i32>(1)
-            .allocating(gpu, 4, "allocating the read ceiling's sink")?;
+    let mut sink = sink(gpu, "read ceiling")?;
     let chunks = (src.len() * 4 / 16) as i64;
     let t = time(gpu, protocol, || read_through(gpu, &func, src, &mut sink))?;
     Ok((chunks * 16) as f64 / (t.median_ms * 1e-3) / 1e9)
+}
+
+/// The one int a reading kernel writes only if its data were impossible, so that the
+/// compiler keeps the reads.
+fn sink(gpu: &Gpu, whose: &str) -> Result<cudarc::driver::CudaSlice<i32>> {
+    gpu.stream()
+        .alloc_zeros::<i32>(1)
+        .allocating(gpu, 4, format!("allocating the {whose}'s sink"))
 }
 
 /// Queues one read of all of `src` (`ceiling_read`, 4 blocks of 512 threads per SM):
@@ -176,9 +180,7 @@ impl L2Flush {
                 bytes,
                 "allocating the L2 flush",
             )?,
-            sink: stream
-                .alloc_zeros::<i32>(1)
-                .allocating(gpu, 4, "allocating the flush's sink")?,
+            sink: sink(gpu, "flush")?,
         })
     }
 
@@ -208,10 +210,7 @@ pub fn read_floor(
         chunks * 16,
         "allocating the read floor's buffer",
     )?;
-    let mut sink =
-        stream
-            .alloc_zeros::<i32>(1)
-            .allocating(gpu, 4, "allocating the read floor's sink")?;
+    let mut sink = sink(gpu, "read floor")?;
     crate::timing::time_between(
         gpu,
         protocol,
@@ -281,10 +280,7 @@ fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
         SRC_BYTES,
         "allocating the L2 ceiling's source",
     )?;
-    let mut sink =
-        stream
-            .alloc_zeros::<i32>(1)
-            .allocating(gpu, 4, "allocating the L2 ceiling's sink")?;
+    let mut sink = sink(gpu, "L2 ceiling")?;
     let chunks = (SRC_BYTES / 16) as i64;
     let blocks = gpu.multiprocessors;
     let cfg = LaunchConfig {

@@ -8,5 +8,5 @@ out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_fused_traced.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/${PATCH:-trace.patch}"
 cp "$here/trace.cu" "$out/"
-${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$out" \
+${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" -I "$out" \
     -o "$out/trace" "$out/trace.cu"
