@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes trace.patch: stage 15's kernel (the working tree's) with the six TRACE points
+"""Writes trace.patch: stage 15's kernel (the working tree's) with the eight TRACE points
 that trace.cu defines. Run from the repository root after the kernel changes."""
 import difflib
 
@@ -18,6 +18,12 @@ for after, text in points:
 before = "    __syncthreads();\n    if (!last_split) return;\n"
 assert out.count(before) == 1
 out = out.replace(before, "    __syncthreads();\n    TRACE(4);\n    if (!last_split) return;\n")
+fenced = "    if (!last_split) return;\n"
+assert out.count(fenced) == 1
+out = out.replace(fenced, fenced + "    TRACE(6);\n")
+landed = "        cp_async_wait<0>();\n        __syncthreads();\n"
+assert out.count(landed) == 1
+out = out.replace(landed, landed + "        if (s0 == 0) TRACE(7);\n")
 end = "    // ANCHOR_END: merge_splits\n"
 assert out.count(end) == 1
 out = out.replace(end, "    __syncthreads();\n    TRACE(5);\n" + end)

@@ -1,12 +1,14 @@
 // Where a decode step's time goes: stage 15's kernel with a timestamp (%globaltimer, ns)
-// taken by thread 0 of every block at six points (trace.patch), run on one shape with
+// taken by thread 0 of every block at eight points (trace.patch), run on one shape with
 // the L2 flushed before each launch, as flashlab's decode runs do. Beside it, the same
 // bytes read by a kernel that only reads (the bench's read floor).
 //
 //   0 entry   1 first tile landed   2 key loop done   3 partial O/LSE written
 //   4 counted on the tile's counter   5 merge done (the last split of a row tile only)
+//   6 the merging split past its count (past the fence after it, in the kernels that had one)
+//   7 its first chunk of partials in shared memory
 //
-// Built by run.sh from the committed kernel plus trace.patch; a lab instrument, not a
+// Built by build.sh from the committed kernel plus trace.patch; a lab instrument, not a
 // stage: the numbers it printed are in results.txt.
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -21,7 +23,7 @@
 #define FLASHLAB_HOST_BLOCK_KV 64
 #define FLASHLAB_HOST_NSTAGES 3
 
-__device__ unsigned long long g_trace[1 << 16][8];
+__device__ unsigned long long g_trace[1 << 16][16];
 __device__ __forceinline__ unsigned long long globaltimer() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -37,7 +39,7 @@ __device__ __forceinline__ unsigned smid() {
         if (threadIdx.x == 0) {                                                                                \
             const int blk = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;                    \
             g_trace[blk][i] = globaltimer();                                                                   \
-            if (i == 0) g_trace[blk][7] = smid();                                                              \
+            if (i == 0) g_trace[blk][15] = smid();                                                              \
         }                                                                                                      \
     } while (0)
 
@@ -144,19 +146,19 @@ int main(int argc, char** argv) {
 
     // One traced launch (after a flush), then per-block times relative to the first entry.
     const int blocks = grid.x * grid.z;
-    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 8, 0);
-    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
+    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
+    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 16));
     flush();
     flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
     CK(cudaDeviceSynchronize());
-    std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 8);
-    CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
+    std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 16);
+    CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 16));
     unsigned long long t0 = ~0ull, t_end = 0;
     for (int i = 0; i < blocks; ++i) {
-        t0 = std::min(t0, tr[i * 8 + 0]);
-        for (int e = 0; e < 6; ++e) t_end = std::max(t_end, tr[i * 8 + e]);  // one split stops at point 3
+        t0 = std::min(t0, tr[i * 16 + 0]);
+        for (int e = 0; e < 8; ++e) t_end = std::max(t_end, tr[i * 16 + e]);  // one split stops at point 3
     }
-    auto us = [&](int i, int e) { return tr[i * 8 + e] ? (tr[i * 8 + e] - t0) / 1000.0 : -1.0; };
+    auto us = [&](int i, int e) { return tr[i * 16 + e] ? (tr[i * 16 + e] - t0) / 1000.0 : -1.0; };
     auto stats = [&](const char* what, auto f) {
         std::vector<double> x;
         for (int i = 0; i < blocks; ++i) {
@@ -176,10 +178,13 @@ int main(int argc, char** argv) {
     stats("warp merge + partial write", [&](int i) { return us(i, 3) - us(i, 2); });
     stats("fence + count", [&](int i) { return us(i, 4) - us(i, 3); });
     stats("counted (absolute)", [&](int i) { return us(i, 4); });
-    stats("merge (last splits)", [&](int i) { return tr[i * 8 + 5] ? us(i, 5) - us(i, 4) : -1.0; });
-    stats("merge done (absolute)", [&](int i) { return tr[i * 8 + 5] ? us(i, 5) : -1.0; });
+    stats("merge (last splits)", [&](int i) { return tr[i * 16 + 5] ? us(i, 5) - us(i, 4) : -1.0; });
+    stats("  of which to know it is the last", [&](int i) { return tr[i * 16 + 6] ? us(i, 6) - us(i, 4) : -1.0; });
+    stats("  then the copies landed", [&](int i) { return tr[i * 16 + 7] ? us(i, 7) - us(i, 6) : -1.0; });
+    stats("  then the merge of a chunk on", [&](int i) { return tr[i * 16 + 7] ? us(i, 5) - us(i, 7) : -1.0; });
+    stats("merge done (absolute)", [&](int i) { return tr[i * 16 + 5] ? us(i, 5) : -1.0; });
     std::vector<int> per_sm(prop.multiProcessorCount, 0);
-    for (int i = 0; i < blocks; ++i) per_sm[tr[i * 8 + 7]]++;
+    for (int i = 0; i < blocks; ++i) per_sm[tr[i * 16 + 15]]++;
     int sm_max = *std::max_element(per_sm.begin(), per_sm.end()), sm_zero = std::count(per_sm.begin(), per_sm.end(), 0);
     printf("  blocks per SM: at most %d, %d SMs without a block\n", sm_max, sm_zero);
     return 0;
