@@ -257,7 +257,7 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
         // The roofline of this size: what a kernel that only reads these bytes reaches.
         let floor =
             harness::sol::read_floor(&gpu, args.timing.timing, problem.kv_bytes() as usize)?;
-        let floor_gbs = problem.kv_bytes() / (floor.median_ms * 1e-3) / 1e9;
+        let floor_gbs = harness::timing::gb_per_s(problem.kv_bytes(), floor.median_ms);
         println!(
             "floor    {floor_gbs:.0} GB/s: a kernel that only reads as many bytes, timed the same way ({:.0}% of it)",
             100.0 * gbs / floor_gbs

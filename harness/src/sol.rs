@@ -8,7 +8,7 @@
 //! the rate at which cp.async moves tiles from L2 into shared memory.
 
 use crate::error::CudaContext as _;
-use crate::timing::{TimingProtocol, tflops, time};
+use crate::timing::{TimingProtocol, gb_per_s, tflops, time, time_between};
 use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
 use cudarc::driver::sys::CUfunction_attribute;
@@ -74,7 +74,7 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
             .memcpy_dtod(&src, &mut dst)
             .during("device-to-device copy")
     })?;
-    let copy_gb_per_s = 2.0 * COPY_BYTES as f64 / (copy.median_ms * 1e-3) / 1e9;
+    let copy_gb_per_s = gb_per_s(2.0 * COPY_BYTES as f64, copy.median_ms);
     // ANCHOR_END: copy
     drop(dst);
     let read_gb_per_s = match KERNELS.not_compiled_reason() {
@@ -118,19 +118,21 @@ fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32
     let mut sink = sink(gpu, "read ceiling")?;
     let chunks = (src.len() * 4 / 16) as i64;
     let t = time(gpu, protocol, || read_through(gpu, &func, src, &mut sink))?;
-    Ok((chunks * 16) as f64 / (t.median_ms * 1e-3) / 1e9)
+    Ok(gb_per_s((chunks * 16) as f64, t.median_ms))
 }
 
 /// The one int a reading kernel writes only if its data were impossible, so that the
 /// compiler keeps the reads.
 fn sink(gpu: &Gpu, whose: &str) -> Result<cudarc::driver::CudaSlice<i32>> {
-    gpu.stream()
-        .alloc_zeros::<i32>(1)
-        .allocating(gpu, 4, format!("allocating the {whose}'s sink"))
+    gpu.stream().alloc_zeros::<i32>(1).allocating(
+        gpu,
+        4,
+        format!("allocating the sink of the {whose}"),
+    )
 }
 
 /// Queues one read of all of `src` (`ceiling_read`, 4 blocks of 512 threads per SM):
-/// the read ceiling, the read floor and the decode runs' [`L2Flush`].
+/// the read ceiling, and each [`StreamingRead`].
 pub fn read_through(
     gpu: &Gpu,
     func: &crate::Kernel,
@@ -150,19 +152,32 @@ pub fn read_through(
     Ok(())
 }
 
-/// The cold L2 of the decode runs: queued before each timed launch, outside its event
-/// pair, a read of a buffer twice the L2's size ([`read_through`]). It leaves the L2 holding
-/// clean lines of that buffer, as after a model's previous layer; a flush by writing (a
-/// memset) would leave dirty lines whose write-back the next kernel's reads would pay for.
-pub struct L2Flush {
+/// A buffer and the streaming read of it (`ceiling_read`), allocated once and queued as
+/// often as needed: the decode runs' cold L2 ([`StreamingRead::l2_flush`]) and the read
+/// floor ([`read_floor`]).
+pub struct StreamingRead {
     read: crate::Kernel,
     buffer: cudarc::driver::CudaSlice<u32>,
     sink: cudarc::driver::CudaSlice<i32>,
 }
 
-impl L2Flush {
-    /// The bytes a flush allocates on `gpu`: twice its L2.
-    pub fn bytes(gpu: &Gpu) -> Result<usize> {
+impl StreamingRead {
+    /// A zeroed buffer of `bytes` (rounded up to 16), `what` naming it in errors.
+    pub fn new(gpu: &Gpu, bytes: usize, what: &str) -> Result<StreamingRead> {
+        let chunks = bytes.div_ceil(16);
+        Ok(StreamingRead {
+            read: KERNELS.function(gpu, "ceiling_read")?,
+            buffer: gpu.stream().alloc_zeros::<u32>(chunks * 4).allocating(
+                gpu,
+                chunks * 16,
+                format!("allocating the {what}"),
+            )?,
+            sink: sink(gpu, what)?,
+        })
+    }
+
+    /// The bytes [`StreamingRead::l2_flush`] allocates on `gpu`: twice its L2.
+    pub fn l2_flush_bytes(gpu: &Gpu) -> Result<usize> {
         let l2 = gpu
             .context()
             .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
@@ -170,21 +185,15 @@ impl L2Flush {
         Ok(2 * l2 as usize)
     }
 
-    pub fn new(gpu: &Gpu) -> Result<L2Flush> {
-        let bytes = L2Flush::bytes(gpu)?;
-        let stream = gpu.stream();
-        Ok(L2Flush {
-            read: KERNELS.function(gpu, "ceiling_read")?,
-            buffer: stream.alloc_zeros::<u32>(bytes / 4).allocating(
-                gpu,
-                bytes,
-                "allocating the L2 flush",
-            )?,
-            sink: sink(gpu, "flush")?,
-        })
+    /// The cold L2 of the decode runs: queued before each timed launch, outside its event
+    /// pair, a read of a buffer twice the L2's size. It leaves the L2 holding clean lines
+    /// of that buffer, as after a model's previous layer; a flush by writing (a memset)
+    /// would leave dirty lines whose write-back the next kernel's reads would pay for.
+    pub fn l2_flush(gpu: &Gpu) -> Result<StreamingRead> {
+        StreamingRead::new(gpu, StreamingRead::l2_flush_bytes(gpu)?, "L2 flush")
     }
 
-    /// Queues one flush on `gpu`'s stream.
+    /// Queues one read of the whole buffer on `gpu`'s stream.
     pub fn queue(&mut self, gpu: &Gpu) -> Result<()> {
         read_through(gpu, &self.read, &self.buffer, &mut self.sink)
     }
@@ -201,22 +210,9 @@ pub fn read_floor(
     protocol: TimingProtocol,
     bytes: usize,
 ) -> Result<crate::timing::Timing> {
-    let chunks = bytes.div_ceil(16);
-    let mut flush = L2Flush::new(gpu)?;
-    let read = KERNELS.function(gpu, "ceiling_read")?;
-    let stream = gpu.stream();
-    let src = stream.alloc_zeros::<u32>(chunks * 4).allocating(
-        gpu,
-        chunks * 16,
-        "allocating the read floor's buffer",
-    )?;
-    let mut sink = sink(gpu, "read floor")?;
-    crate::timing::time_between(
-        gpu,
-        protocol,
-        || flush.queue(gpu),
-        || read_through(gpu, &read, &src, &mut sink),
-    )
+    let mut flush = StreamingRead::l2_flush(gpu)?;
+    let mut read = StreamingRead::new(gpu, bytes, "read floor's buffer")?;
+    time_between(gpu, protocol, || flush.queue(gpu), || read.queue(gpu))
 }
 // ANCHOR_END: read_floor
 

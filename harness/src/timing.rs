@@ -201,6 +201,11 @@ fn summarize(mut samples: Vec<f64>, protocol: TimingProtocol) -> Timing {
     }
 }
 
+/// GB/s for `bytes` moved in `ms` milliseconds.
+pub fn gb_per_s(bytes: f64, ms: f64) -> f64 {
+    bytes / (ms * 1e-3) / 1e9
+}
+
 /// TFLOP/s for `flops` done in `ms` milliseconds.
 pub fn tflops(flops: f64, ms: f64) -> f64 {
     flops / (ms * 1e-3) / 1e12
@@ -238,5 +243,11 @@ mod tests {
         // 4*16*4096^2*128 FLOPs in 1 ms is 137.4 TFLOP/s.
         let flops = 4.0 * 16.0 * 4096.0f64.powi(2) * 128.0;
         assert!((tflops(flops, 1.0) - 137.438_953_472).abs() < 1e-6);
+    }
+
+    #[test]
+    fn gb_per_s_of_a_known_time() {
+        // 33.5 MB (a decode step of 8k keys) in 16 microseconds is 2097 GB/s.
+        assert!((gb_per_s(33_554_432.0, 0.016) - 2097.152).abs() < 1e-9);
     }
 }

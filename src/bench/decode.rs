@@ -6,8 +6,8 @@
 //! against the oracle and timed with the L2 flushed before each launch; speed is GB/s of
 //! unique K/V read, and its fraction of the streaming-read bandwidth `flashlab info`
 //! measures. Beside them, each shape's read floor: a kernel that only reads the shape's
-//! K/V bytes, timed the same way (`harness::sol::read_floor`). Writes DIR/decode.json and DIR/decode-table.md, and with --plots
-//! decode-bandwidth.svg and decode-splits.svg.
+//! K/V bytes, timed the same way (`harness::sol::read_floor`). Writes DIR/decode.json and
+//! DIR/decode-table.md, and with --plots decode-bandwidth.svg and decode-splits.svg.
 
 use super::baselines::{Python, Script, probe, run_script};
 use super::results::{GIT_COMMIT, utc_now};
@@ -257,10 +257,9 @@ fn read_floor_row(
     read: f64,
 ) -> DecodeRow {
     let mut row = row_for("read", READ_FLOOR, p);
-    row.splits = None;
     match harness::sol::read_floor(gpu, config.timing, p.kv_bytes() as usize) {
         Ok(t) => {
-            let g = p.kv_bytes() / (t.median_ms * 1e-3) / 1e9;
+            let g = harness::timing::gb_per_s(p.kv_bytes(), t.median_ms);
             row.status = "ok".into();
             row.median_ms = Some(t.median_ms);
             row.gb_per_s = Some(g);

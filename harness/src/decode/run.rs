@@ -8,7 +8,7 @@ use super::{
 };
 use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
-use crate::timing::{Timing, TimingProtocol, time_between};
+use crate::timing::{Timing, TimingProtocol, gb_per_s, time_between};
 use crate::{AttnParams, Error, Gpu, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use rand::rngs::StdRng;
@@ -103,7 +103,7 @@ pub fn run_decode(
         0
     };
     let flush_bytes = if opts.timing.is_some() && opts.cold_l2 {
-        crate::sol::L2Flush::bytes(gpu)?
+        crate::sol::StreamingRead::l2_flush_bytes(gpu)?
     } else {
         0
     };
@@ -248,11 +248,11 @@ pub fn run_decode(
     let timing = match opts.timing {
         Some(protocol) => {
             // ANCHOR: flush
-            // The flush reads a buffer twice the L2's size (sol::L2Flush), leaving clean
+            // The flush reads a buffer twice the L2's size (sol::StreamingRead), leaving clean
             // lines: flushed with a memset instead, the dirty lines' write-back cost
             // stage 14 9% at 8k keys (1061 against 1161 GB/s, the same build).
             let mut flush = (flush_bytes > 0)
-                .then(|| crate::sol::L2Flush::new(gpu))
+                .then(|| crate::sol::StreamingRead::l2_flush(gpu))
                 .transpose()?;
             let t = time_between(
                 gpu,
@@ -283,9 +283,7 @@ pub fn run_decode(
         seed,
         check,
         sequences_checked,
-        gb_per_s: timing
-            .as_ref()
-            .map(|t| p.kv_bytes() / (t.median_ms * 1e-3) / 1e9),
+        gb_per_s: timing.as_ref().map(|t| gb_per_s(p.kv_bytes(), t.median_ms)),
         timing,
         cold_l2: opts.cold_l2,
     };
