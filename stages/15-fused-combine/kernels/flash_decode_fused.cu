@@ -360,7 +360,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
             make_uint2(pack2<T>(acc[k].x * inv, acc[k].y * inv), pack2<T>(acc[k].z * inv, acc[k].w * inv));
         if (col == 0)
             p.attn.lse[lse_index(p.attn, b, pr.head, pr.token)] =
-                run_sum[k] > 0.f ? (run_max[k] == -CUDART_INF_F ? 0.f : run_max[k]) + __logf(run_sum[k]) : -CUDART_INF_F;
+                run_sum[k] > 0.f ? run_max[k] + __logf(run_sum[k]) : -CUDART_INF_F;  // a positive sum has a finite max
     }
     // ANCHOR_END: merge_splits
 }
