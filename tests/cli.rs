@@ -194,8 +194,8 @@ fn bad_input_exits_2_with_a_clear_message() {
         ),
         (&["stage", "14", "--splits", "129"], "1 to 128"),
         (
-            &["stage", "14", "--dim", "256"],
-            "supports head dims [64, 128]",
+            &["stage", "14", "--dim", "96"],
+            "supports head dims [64, 128, 256]",
         ),
         (
             &[
@@ -216,8 +216,8 @@ fn bad_input_exits_2_with_a_clear_message() {
         (&["compare", "9", "14"], "does not support prefill problems"),
         // Stage 15 goes through the same checks.
         (
-            &["stage", "15", "--dim", "256"],
-            "supports head dims [64, 128]",
+            &["stage", "15", "--dim", "96"],
+            "supports head dims [64, 128, 256]",
         ),
         (&["stage", "15", "--seqlen-q", "17"], "1 to 16 query rows"),
         (

@@ -90,6 +90,7 @@ void fl_ldmatrix_element(int lane, int half, int trans, int* row, int* col) {
 int fl_tile_offset(int d, int swizzled, int row, int col) {
     if (d == 64) return swizzled ? flashlab::tile_offset_swizzled<64>(row, col) : flashlab::tile_offset_rowmajor<64>(row, col);
     if (d == 128) return swizzled ? flashlab::tile_offset_swizzled<128>(row, col) : flashlab::tile_offset_rowmajor<128>(row, col);
+    if (d == 256) return swizzled ? flashlab::tile_offset_swizzled<256>(row, col) : flashlab::tile_offset_rowmajor<256>(row, col);
     return -1;
 }
 
@@ -98,6 +99,7 @@ int fl_swizzled_step_cols(int offset, int col_step16) { return flashlab::swizzle
 int fl_swizzled_step_rows(int d, int offset, int row_step8) {
     if (d == 64) return flashlab::swizzled_step_rows<64>(offset, row_step8);
     if (d == 128) return flashlab::swizzled_step_rows<128>(offset, row_step8);
+    if (d == 256) return flashlab::swizzled_step_rows<256>(offset, row_step8);
     return -1;
 }
 

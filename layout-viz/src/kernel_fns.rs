@@ -175,8 +175,9 @@ pub fn supported_swizzles() -> Vec<(u32, u32, u32)> {
         .collect()
 }
 
-/// The head dims whose shared-memory tiles `smem_tile.cuh` lays out.
-pub const TILE_HEAD_DIMS: [u32; 2] = [64, 128];
+/// The head dims whose shared-memory tiles `smem_tile.cuh` lays out (256: the decode
+/// stages only).
+pub const TILE_HEAD_DIMS: [u32; 3] = [64, 128, 256];
 
 /// `flashlab::tile_offset_{rowmajor,swizzled}<d>(row, col)`: the element offset the
 /// tensor-core stages store (row, col) of a Q/K/V tile at. `None` for another head dim.

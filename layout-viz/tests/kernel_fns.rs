@@ -115,7 +115,8 @@ fn supported_swizzles_include_the_stage4_one() {
 }
 
 /// The stages' tile layout is the algebra's swizzle of the row-major offset:
-/// Swizzle<3,3,3> for head dim 64 and Swizzle<3,3,4> for 128 (smem_tile.cuh).
+/// Swizzle<3,3,log2(d) - 3>: <3,3,3> for head dim 64, <3,3,4> for 128 and <3,3,5> for 256
+/// (smem_tile.cuh).
 #[test]
 fn tile_offsets_are_the_row_major_offset_swizzled() {
     use layout_viz::kernel_fns::{TILE_HEAD_DIMS, tile_offset};
@@ -124,7 +125,7 @@ fn tile_offsets_are_the_row_major_offset_swizzled() {
         let sw = Swizzle {
             bits: 3,
             base: 3,
-            shift: if d == 64 { 3 } else { 4 },
+            shift: d.trailing_zeros() as i32 - 3,
         };
         for row in 0..64 {
             for col in 0..d {

@@ -28,9 +28,14 @@ if [ "$workload" = decode ]; then
     small=(--heads 8 --kv-heads 2 --seqlen-q 3 --cache-lens 200,1,77 --no-time)
     first=(--dim 64 --causal --page-size 16 --splits 5)
     other=(--dim 128 --dtype f16 --splits 2)
+    # The decode stages also build head dim 256 (one block an SM: 200 KiB of ring).
+    third=(--dim 256 --splits 3)
 fi
 for tool in memcheck racecheck synccheck; do
     "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" "${first[@]}"
     "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" "${other[@]}"
+    if [ -n "${third+x}" ]; then
+        "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" "${third[@]}"
+    fi
 done
 echo "sanitize stage $n: no errors"

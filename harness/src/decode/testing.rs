@@ -123,6 +123,12 @@ pub fn assert_decode_cases(stage: &dyn Stage, dtype: DType, head_dim: usize, cas
                     ));
                 }
             }
+            // Head dim 256's ring of K/V tiles (200 KiB) is more shared memory than an
+            // A100's block may have: nothing of this dim can run here.
+            Err(e @ crate::Error::SharedMemoryOverLimit { .. }) => {
+                crate::testing::skip(e);
+                return;
+            }
             Err(e) => failures.push(format!("{problem}: {e}")),
         }
     }
@@ -145,6 +151,9 @@ macro_rules! decode_gpu_tests {
         $crate::decode_gpu_tests!(@one $stage, paged_bf16_d128, Bf16, 128, PAGED);
         $crate::decode_gpu_tests!(@one $stage, paged_f16_d64, F16, 64, PAGED);
         $crate::decode_gpu_tests!(@one $stage, odd_lengths_bf16_d128, Bf16, 128, ODD_LENGTHS);
+        $crate::decode_gpu_tests!(@one $stage, bf16_d256, Bf16, 256, SHAPES);
+        $crate::decode_gpu_tests!(@one $stage, f16_d256, F16, 256, SHAPES);
+        $crate::decode_gpu_tests!(@one $stage, paged_bf16_d256, Bf16, 256, PAGED);
     };
     (@one $stage:expr, $name:ident, $dtype:ident, $dim:expr, $cases:ident) => {
         #[test]

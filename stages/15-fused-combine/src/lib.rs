@@ -17,7 +17,7 @@ pub static INFO: StageInfo = StageInfo {
     tensor_cores: TensorCores::Hmma,
     timeline: false,
     workload: Workload::Decode,
-    head_dims: &[64, 128],
+    head_dims: &[64, 128, 256],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
 };

@@ -12,7 +12,8 @@ namespace flashlab {
 // ANCHOR: tile_swizzle
 // A row of D 16-bit elements is D/8 16-byte chunks; the swizzle XORs the chunk index
 // (element bits 3..5) with the row index (the bits just above the column bits), which is
-// Swizzle<3, 3, log2(D) - 3>: Swizzle<3,3,3> for D = 64, Swizzle<3,3,4> for D = 128.
+// Swizzle<3, 3, log2(D) - 3>: Swizzle<3,3,3> for D = 64, Swizzle<3,3,4> for D = 128,
+// Swizzle<3,3,5> for D = 256 (the decode stages).
 template <int D>
 struct TileSwizzle;
 template <>
@@ -22,6 +23,10 @@ struct TileSwizzle<64> {
 template <>
 struct TileSwizzle<128> {
     static constexpr int B = 3, M = 3, S = 4;
+};
+template <>
+struct TileSwizzle<256> {
+    static constexpr int B = 3, M = 3, S = 5;
 };
 
 template <int D>
