@@ -1,7 +1,8 @@
-// Stage 16 (the merge in a cluster, DSMEM) against stage 15 (the merge through the L2) and
-// the same-bytes read, timed as the trace instrument times them: events around one launch,
-// the L2 flushed before each, median of 180. Checks stage 16's O and LSE against stage
-// 15's (NaN first). Usage: cluster BATCH CACHE_LEN "S15 SPLITS..." "S16 SPLITS..."
+// Stage 15's merge in a cluster (the prototype: DSMEM; "stage 16" in the output) against
+// stage 15 (the merge through the L2) and the same-bytes read, timed as the trace
+// instrument times them: events around one launch, the L2 flushed before each, median of
+// 180. Checks every run's O and LSE against stage 15 at one split (NaN first).
+// Usage: cluster BATCH CACHE_LEN "S15 SPLITS..." "S16 SPLITS..."
 #include <cuda_bf16.h>
 #include <algorithm>
 #include <cmath>
@@ -17,14 +18,7 @@ cudaError_t launch15_clustered(const flashlab::DecodeParams& p, dim3 grid, int s
 cudaError_t launch16(const flashlab::DecodeParams& p, dim3 grid, int smem);
 int max_clusters16(int splits, int smem);
 
-#define CK(x)                                                                                     \
-    do {                                                                                          \
-        cudaError_t e = (x);                                                                      \
-        if (e != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));     \
-            exit(2);                                                                              \
-        }                                                                                         \
-    } while (0)
+#include "ck.h"
 
 static std::vector<int> ints(const char* s) {
     std::vector<int> v;
@@ -33,6 +27,9 @@ static std::vector<int> ints(const char* s) {
     return v;
 }
 
+#include "decode_problem.h"
+#include "flushed_timer.h"
+
 int main(int argc, char** argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: cluster BATCH CACHE_LEN \"S15 SPLITS\" \"S16 SPLITS\"\n");
@@ -40,7 +37,7 @@ int main(int argc, char** argv) {
     }
     const int batch = atoi(argv[1]), len = atoi(argv[2]);
     const std::vector<int> s15 = ints(argv[3]), s16 = ints(argv[4]);
-    const int heads = 32, kv_heads = 8, d = 128, group = heads / kv_heads, max_splits = 64;
+    const int heads = 32, kv_heads = 8, d = 128, max_splits = 64;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     const size_t kv_elems = static_cast<size_t>(batch) * len * kv_heads * d, q_elems = static_cast<size_t>(batch) * heads * d;
@@ -49,63 +46,19 @@ int main(int argc, char** argv) {
     for (auto& x : h_k) x = __float2bfloat16(0.2f + (rand() % 1000) / 1000.f);
     for (auto& x : h_v) x = __float2bfloat16(0.5f + (rand() % 1000) / 500.f);
     for (auto& x : h_q) x = __float2bfloat16(0.3f + (rand() % 1000) / 1000.f);
-    __nv_bfloat16 *q, *k, *v, *o;
-    float *lse, *o_part, *lse_part;
-    int *seqlens, *counters;
-    CK(cudaMalloc(&q, q_elems * 2));
-    CK(cudaMalloc(&k, kv_elems * 2));
-    CK(cudaMalloc(&v, kv_elems * 2));
-    CK(cudaMalloc(&o, q_elems * 2));
-    CK(cudaMalloc(&lse, batch * heads * 4));
-    CK(cudaMalloc(&o_part, static_cast<size_t>(max_splits) * q_elems * 4));
-    CK(cudaMalloc(&lse_part, static_cast<size_t>(max_splits) * batch * heads * 4));
-    CK(cudaMalloc(&seqlens, batch * 4));
-    CK(cudaMalloc(&counters, batch * kv_heads * 4));
-    CK(cudaMemcpy(q, h_q.data(), q_elems * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(k, h_k.data(), kv_elems * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(v, h_v.data(), kv_elems * 2, cudaMemcpyHostToDevice));
-    std::vector<int> h_len(batch, len);
-    CK(cudaMemcpy(seqlens, h_len.data(), batch * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemset(counters, 0, batch * kv_heads * 4));
-
-    flashlab::DecodeParams p{};
-    p.attn.q = q, p.attn.k = k, p.attn.v = v, p.attn.o = o, p.attn.lse = lse;
-    p.attn.batch = batch, p.attn.heads = heads, p.attn.kv_heads = kv_heads, p.attn.seqlen_q = 1;
-    p.attn.seqlen_k = len, p.attn.head_dim = d, p.attn.scale = 1.f / sqrtf(d);
-    p.attn.scale_log2 = p.attn.scale * 1.4426950408889634f;
-    p.seqlens_k = seqlens, p.o_partial = o_part, p.lse_partial = lse_part;
-    p.group = group, p.split_counters = counters;
+    flashlab::DecodeParams p = upload_decode_problem(batch, len, heads, kv_heads, d, max_splits, h_q, h_k, h_v);
+    auto* o = static_cast<__nv_bfloat16*>(p.attn.o);
+    float* lse = p.attn.lse;
     const int smem = (2 * 3 * 64 * d + 16 * d) * 2;
     const int key_tiles = (len + 63) / 64;
 
-    const long long flush_chunks = 2ll * prop.l2CacheSize / 16, kv_chunks = kv_elems * 2 * 2 / 16;
-    int4 *flush_buf, *kv_copy;
-    int* sink;
-    CK(cudaMalloc(&flush_buf, flush_chunks * 16));
-    CK(cudaMemset(flush_buf, 0, flush_chunks * 16));
+    // The flush, the clock and the streaming read: flushed_timer.h.
+    const FlushedTimer timer(prop);
+    const long long kv_chunks = kv_elems * 2 * 2 / 16;
+    int4* kv_copy;
     CK(cudaMalloc(&kv_copy, kv_chunks * 16));
     CK(cudaMemset(kv_copy, 1, kv_chunks * 16));
-    CK(cudaMalloc(&sink, 4));
-    const int read_blocks = 4 * prop.multiProcessorCount;
-    auto flush = [&] { ceiling_read<<<read_blocks, 512>>>(flush_buf, flush_chunks, sink); };
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    auto median = [&](auto launch) {
-        std::vector<float> ms;
-        for (int i = 0; i < 200; ++i) {
-            flush();
-            CK(cudaEventRecord(a));
-            launch();
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float t;
-            CK(cudaEventElapsedTime(&t, a, b));
-            if (i >= 20) ms.push_back(t * 1000.f);
-        }
-        std::sort(ms.begin(), ms.end());
-        return ms[ms.size() / 2];
-    };
+    auto median = [&](auto launch) { return timer.median_us(launch); };
     const double bytes = kv_elems * 2.0 * 2.0;
     auto set_splits = [&](int splits) {
         p.num_splits = splits;
@@ -128,7 +81,7 @@ int main(int argc, char** argv) {
     launch15(p, dim3(1, 1, batch * kv_heads), smem);
     CK(cudaDeviceSynchronize());
     fetch(ref_o, ref_lse);
-    const float t_read = median([&] { ceiling_read<<<read_blocks, 512>>>(kv_copy, kv_chunks, sink); });
+    const float t_read = median([&] { timer.read(kv_copy, kv_chunks); });
     const float t_empty = median([&] {});
     printf("  read of the same bytes %8.2f us %6.0f GB/s; empty event pair %.2f us\n", t_read, bytes / t_read / 1e3, t_empty);
     auto check = [&](const char* what, int splits) {
@@ -144,17 +97,23 @@ int main(int argc, char** argv) {
         printf("    %s x%d: max |O - O_1split| %.4g, max |LSE - LSE_1split| %.4g, non-finite %zu\n", what, splits, err_o,
                err_lse, bad);
     };
-    for (int splits : s15) {
+    // Checks one launch of `launch` (NaN first), then times it.
+    auto measure = [&](const char* what, int splits, auto launch) {
         set_splits(splits);
         CK(cudaMemset(o, 0xff, q_elems * 2));
-        launch15(p, dim3(splits, 1, batch * kv_heads), smem);
+        CK(launch());
         CK(cudaDeviceSynchronize());
-        check("stage 15", splits);
-        const float t = median([&] { launch15(p, dim3(splits, 1, batch * kv_heads), smem); });
+        check(what, splits);
+        const float t = median([&] { launch(); });
         CK(cudaGetLastError());
-        printf("  stage 15 x%-2d %8.2f us %6.0f GB/s (%.0f%% of the same-bytes read)\n", splits, t, bytes / t / 1e3,
+        printf("  %s x%-2d %8.2f us %6.0f GB/s (%.0f%% of the same-bytes read)\n", what, splits, t, bytes / t / 1e3,
                100.0 * t_read / t);
-    }
+    };
+    for (int splits : s15)
+        measure("stage 15", splits, [&] {
+            launch15(p, dim3(splits, 1, batch * kv_heads), smem);
+            return cudaGetLastError();
+        });
     for (int splits : s15) {
         set_splits(splits);
         for (int cl = 2; cl <= 16 && cl <= splits; cl *= 2) {
@@ -169,15 +128,7 @@ int main(int argc, char** argv) {
     }
     for (int splits : s16) {
         printf("  stage 16 x%-2d: at most %d clusters at once\n", splits, max_clusters16(splits, smem));
-        set_splits(splits);
-        CK(cudaMemset(o, 0xff, q_elems * 2));
-        CK(launch16(p, dim3(splits, 1, batch * kv_heads), smem));
-        CK(cudaDeviceSynchronize());
-        check("stage 16", splits);
-        const float t = median([&] { launch16(p, dim3(splits, 1, batch * kv_heads), smem); });
-        CK(cudaGetLastError());
-        printf("  stage 16 x%-2d %8.2f us %6.0f GB/s (%.0f%% of the same-bytes read)\n", splits, t, bytes / t / 1e3,
-               100.0 * t_read / t);
+        measure("stage 16", splits, [&] { return launch16(p, dim3(splits, 1, batch * kv_heads), smem); });
     }
     return 0;
 }

@@ -7,6 +7,6 @@ root="$(cd "$here/../../.." && pwd)"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_fused_traced.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/${PATCH:-trace.patch}"
-cp "$here/trace.cu" "$out/"
+cp "$here/trace.cu" "$here/flushed_timer.h" "$here/decode_problem.h" "$here/ck.h" "$out/"
 ${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" -I "$out" \
     -o "$out/trace" "$out/trace.cu"

@@ -48,14 +48,10 @@ __device__ __forceinline__ unsigned smid() {
 // The read of the same bytes and the flush: flashlab's own streaming read.
 #include "ceilings.cu"
 
-#define CK(x)                                                                        \
-    do {                                                                             \
-        cudaError_t e = (x);                                                         \
-        if (e != cudaSuccess) {                                                      \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
-            exit(2);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "ck.h"
+
+#include "decode_problem.h"
+#include "flushed_timer.h"
 
 int main(int argc, char** argv) {
     if (argc < 4) {
@@ -63,7 +59,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int batch = atoi(argv[1]), len = atoi(argv[2]), splits = atoi(argv[3]);
-    const int heads = 32, kv_heads = 8, d = 128, group = heads / kv_heads;
+    const int heads = 32, kv_heads = 8, d = 128;
     const int key_tiles = (len + 63) / 64, tiles_per_split = (key_tiles + splits - 1) / splits;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
@@ -72,71 +68,24 @@ int main(int argc, char** argv) {
     srand(1);
     for (auto& x : h_kv) x = __float2bfloat16(0.5f + (rand() % 1000) / 1000.f);
     for (auto& x : h_q) x = __float2bfloat16(0.3f + (rand() % 1000) / 1000.f);
-    __nv_bfloat16 *q, *k, *v, *o;
-    float *lse, *o_part, *lse_part;
-    int *seqlens, *counters;
-    CK(cudaMalloc(&q, h_q.size() * 2));
-    CK(cudaMalloc(&k, kv_elems * 2));
-    CK(cudaMalloc(&v, kv_elems * 2));
-    CK(cudaMalloc(&o, h_q.size() * 2));
-    CK(cudaMalloc(&lse, batch * heads * 4));
-    CK(cudaMalloc(&o_part, static_cast<size_t>(splits) * batch * heads * d * 4));
-    CK(cudaMalloc(&lse_part, static_cast<size_t>(splits) * batch * heads * 4));
-    CK(cudaMalloc(&seqlens, batch * 4));
-    CK(cudaMalloc(&counters, batch * kv_heads * 4));
-    CK(cudaMemcpy(q, h_q.data(), h_q.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(k, h_kv.data(), kv_elems * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(v, h_kv.data(), kv_elems * 2, cudaMemcpyHostToDevice));
-    std::vector<int> h_len(batch, len);
-    CK(cudaMemcpy(seqlens, h_len.data(), batch * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemset(counters, 0, batch * kv_heads * 4));
-
-    flashlab::DecodeParams p{};
-    p.attn.q = q, p.attn.k = k, p.attn.v = v, p.attn.o = o, p.attn.lse = lse;
-    p.attn.batch = batch, p.attn.heads = heads, p.attn.kv_heads = kv_heads, p.attn.seqlen_q = 1;
-    p.attn.seqlen_k = len, p.attn.head_dim = d, p.attn.scale = 1.f / sqrtf(d);
-    p.attn.scale_log2 = p.attn.scale * 1.4426950408889634f;
-    p.seqlens_k = seqlens, p.o_partial = o_part, p.lse_partial = lse_part;
-    p.num_splits = splits, p.tiles_per_split = tiles_per_split, p.group = group, p.split_counters = counters;
+    flashlab::DecodeParams p = upload_decode_problem(batch, len, heads, kv_heads, d, splits, h_q, h_kv, h_kv);
+    p.num_splits = splits, p.tiles_per_split = tiles_per_split;
     const int smem = (2 * 3 * 64 * d + 16 * d) * 2;
     CK(cudaFuncSetAttribute(flash_decode_split_bf16_d128, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 grid(splits, 1, batch * kv_heads);
 
-    // The flush: a read of twice the L2, as harness/src/sol.rs's L2Flush.
-    const long long flush_chunks = 2ll * prop.l2CacheSize / 16, kv_chunks = kv_elems * 2 * 2 / 16;
-    int4* flush_buf;
+    // The flush, the clock and the streaming read: flushed_timer.h.
+    const FlushedTimer timer(prop);
+    const long long kv_chunks = kv_elems * 2 * 2 / 16;
     int4* kv_copy;
-    int* sink;
-    CK(cudaMalloc(&flush_buf, flush_chunks * 16));
-    CK(cudaMemset(flush_buf, 0, flush_chunks * 16));
     CK(cudaMalloc(&kv_copy, kv_chunks * 16));
     CK(cudaMemset(kv_copy, 1, kv_chunks * 16));
-    CK(cudaMalloc(&sink, 4));
-    const int read_blocks = 4 * prop.multiProcessorCount;
-    auto flush = [&] { ceiling_read<<<read_blocks, 512>>>(flush_buf, flush_chunks, sink); };
-
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    auto median = [&](auto launch) {
-        std::vector<float> ms;
-        for (int i = 0; i < 200; ++i) {
-            flush();
-            CK(cudaEventRecord(a));
-            launch();
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float t;
-            CK(cudaEventElapsedTime(&t, a, b));
-            if (i >= 20) ms.push_back(t * 1000.f);
-        }
-        std::sort(ms.begin(), ms.end());
-        return ms[ms.size() / 2];
-    };
+    auto flush = [&] { timer.flush(); };
+    auto median = [&](auto launch) { return timer.median_us(launch); };
     const double bytes = kv_elems * 2.0 * 2.0;
     const float t_kernel = median([&] { flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p); });
     CK(cudaGetLastError());
-    const float t_read = median([&] { ceiling_read<<<read_blocks, 512>>>(kv_copy, kv_chunks, sink); });
+    const float t_read = median([&] { timer.read(kv_copy, kv_chunks); });
     const float t_empty = median([&] {});
     printf("shape batch %d cache %d splits %d (%d tiles each), %d blocks, %s\n", batch, len, splits, tiles_per_split,
            grid.x * grid.z, prop.name);
