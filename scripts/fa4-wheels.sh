@@ -4,14 +4,15 @@
 # folders small enough for one device call each (the device tool carries at most 64 MiB
 # a call, and the CUDA 13 CuTe DSL wheel alone is about 88 MiB, so it is cut in pieces).
 #
-# Usage: scripts/fa4-wheels.sh [--python-version 3.12] [--platform TAG]... [--part-mib 56]
+# Usage: scripts/fa4-wheels.sh [--python-version 3.12] [--platform TAG]... [--part-mib 50]
 #
 #   --python-version X.Y  the GPU machine's python3 (the one that holds PyTorch; 3.12 on
 #                         the lent H100/H200 machines)
 #   --platform TAG        a pip platform tag; repeatable, and replaces the defaults
 #                         (manylinux_2_28 down to manylinux2014, x86-64)
-#   --part-mib N          most payload per part folder, in MiB (default 56: the part, the
-#                         repository's own files and the install script stay under 64)
+#   --part-mib N          most payload per part folder, in MiB (default 50: the part, the
+#                         repository's own files, about 10 MiB, and a GPU bundle of 3 MiB
+#                         stay under 64)
 #
 # Out (dist/ is gitignored):
 #   dist/fa4-wheels/         the wheels as pip saved them, and SHA256SUMS of each
@@ -48,7 +49,7 @@ PINS=(
 
 python_version=3.12
 platforms=()
-part_mib=56
+part_mib=50
 while [ $# -gt 0 ]; do
     case "$1" in
         --python-version) python_version="$2"; shift 2 ;;
