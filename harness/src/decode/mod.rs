@@ -307,7 +307,10 @@ pub struct DecodeTiles {
     pub rows: u32,
     /// Keys per K/V tile.
     pub block_kv: u32,
-    pub threads: u32,
+    /// Warps per block up to head dim 128: one per 16 keys of a tile.
+    pub warps: u32,
+    /// Above head dim 128, warps per 16 keys, each with a share of O's columns.
+    pub wide_col_split: u32,
     /// K/V tiles resident at once (the cp.async ring's depth).
     pub kv_slots: u32,
 }
@@ -326,6 +329,16 @@ impl DecodeTiles {
     /// Key tiles of the longest sequence: what the splits divide.
     pub fn key_tiles(&self, p: &DecodeProblem) -> usize {
         p.capacity().div_ceil(self.block_kv as usize)
+    }
+
+    /// Threads of a split block at `head_dim`.
+    pub fn threads(&self, head_dim: usize) -> u32 {
+        let col_split = if head_dim > 128 {
+            self.wide_col_split
+        } else {
+            1
+        };
+        32 * self.warps * col_split
     }
 
     /// The ring of K and V tiles, and the Q tile.
@@ -500,7 +513,7 @@ pub trait DecodeStage: crate::Stage {
         let t = self.tiles();
         gpu.resident_blocks(
             &self.split_kernel(gpu, p)?,
-            t.threads,
+            t.threads(p.head_dim),
             t.smem_bytes(p.head_dim),
         )
     }
@@ -533,10 +546,15 @@ mod tests {
         let tiles = DecodeTiles {
             rows: 16,
             block_kv: 64,
-            threads: 128,
+            warps: 4,
+            wide_col_split: 2,
             kv_slots: 3,
         };
         assert_eq!(tiles.row_tiles(&p), 1);
+        assert_eq!(
+            (tiles.threads(64), tiles.threads(128), tiles.threads(256)),
+            (128, 128, 256)
+        );
         assert_eq!(tiles.blocks_per_split(&p), 8);
         let spec = DecodeProblem { seqlen_q: 16, ..p };
         assert_eq!(tiles.row_tiles(&spec), 4);

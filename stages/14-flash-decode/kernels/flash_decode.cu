@@ -28,10 +28,23 @@ constexpr int ROWS = 16;                     // packed rows per block: one m16 t
 constexpr int BLOCK_KV = WARPS * 16;         // keys per tile: 16 per warp, one k-step of P V
 constexpr int NSTAGES = 3;                   // cp.async ring: NSTAGES - 1 tiles in flight
 // ANCHOR_END: tiles
+// ANCHOR: wide
+// Above D = 128 one block fills an SM (its ring is 200 KiB at D = 256), and four warps,
+// one per scheduler, leave each scheduler nothing to switch to while its warp waits on its
+// own mma.sync and ldmatrix results. So there each 16 keys get WIDE_COL_SPLIT warps, which
+// compute the same S and P and each keep a share of O's columns (book: "Stage 14: flash
+// decode", "Head dim 256").
+constexpr int WIDE_COL_SPLIT = 2;
+template <int D>
+FL_HOST_DEVICE constexpr int col_split() { return D > 128 ? WIDE_COL_SPLIT : 1; }
+template <int D>
+FL_HOST_DEVICE constexpr int threads_for() { return THREADS * col_split<D>(); }
+// ANCHOR_END: wide
 FLASHLAB_SAME_AS_HOST(WARPS);
 FLASHLAB_SAME_AS_HOST(ROWS);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 FLASHLAB_SAME_AS_HOST(NSTAGES);
+FLASHLAB_SAME_AS_HOST(WIDE_COL_SPLIT);
 
 // ANCHOR: load_kv
 // Queues the copy of keys kv_start .. kv_start + BLOCK_KV of K and V into one ring slot,
@@ -42,7 +55,7 @@ template <typename T, int D>
 __device__ __forceinline__ void load_kv_tile(const DecodeParams& p, T* k_tile, T* v_tile, int b, int kv_head, int kv_start,
                                              int seqlen_k) {
     constexpr int CHUNKS = D / 8;  // 16-byte chunks per row
-    constexpr int ROW_STEP = THREADS / CHUNKS;
+    constexpr int ROW_STEP = threads_for<D>() / CHUNKS;
     const int r0 = threadIdx.x / CHUNKS, c = (threadIdx.x % CHUNKS) * 8;
     const T* k = static_cast<const T*>(p.attn.k);
     const T* v = static_cast<const T*>(p.attn.v);
@@ -72,7 +85,11 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;        // [NSTAGES][BLOCK_KV][D]
     T* q_smem = v_smem + NSTAGES * BLOCK_KV * D;        // [ROWS][D]
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // NT threads; `warp` is the warp's 16 keys of a tile, `half` its share of O's columns.
+    constexpr int NT = threads_for<D>(), DC = D / col_split<D>();  // DC: O's columns a warp keeps
+    // Up to D = 128 these are threadIdx.x / 32 and a constant 0, as they were before D = 256.
+    const int warp = col_split<D>() > 1 ? threadIdx.x / 32 % WARPS : threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int half = col_split<D>() > 1 ? threadIdx.x / THREADS : 0;
     const int split = blockIdx.x, row0 = blockIdx.y * ROWS;
     const int b = blockIdx.z / p.attn.kv_heads, kv_head = blockIdx.z % p.attn.kv_heads;
     const int seqlen_k = p.seqlens_k[b], seqlen_q = p.attn.seqlen_q;
@@ -87,7 +104,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
 
     // Q's packed rows: the group's heads, token by token; rows past the group are zeros.
 #pragma unroll
-    for (int chunk = threadIdx.x; chunk < ROWS * D / 8; chunk += THREADS) {
+    for (int chunk = threadIdx.x; chunk < ROWS * D / 8; chunk += NT) {
         const int r = chunk / (D / 8), c = (chunk % (D / 8)) * 8;
         const bool valid = row0 + r < packed_rows && n_tiles > 0;
         const PackedRow pr = unpack_row(p, kv_head, min(row0 + r, packed_rows - 1));
@@ -106,7 +123,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     for (int t = 0; t < NSTAGES - 1; ++t) issue_kv(t);  // Q travels in tile 0's group
 
     // Row state per lane: rows g and g + 8 of the tile (C fragment layout), this warp's keys.
-    float o_rmem[D / 8][4] = {};
+    float o_rmem[DC / 8][4] = {};
     float row_max[2] = {-CUDART_INF_F, -CUDART_INF_F};  // scaled log2 units
     float row_sum[2] = {0.f, 0.f};                      // this lane's columns only, summed at the end
     uint32_t q_frag[D / 16][4];
@@ -171,7 +188,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
             row_max[r] = m_new;
             row_sum[r] *= rescale;
 #pragma unroll
-            for (int n = 0; n < D / 8; ++n) {
+            for (int n = 0; n < DC / 8; ++n) {
                 o_rmem[n][2 * r] *= rescale;
                 o_rmem[n][2 * r + 1] *= rescale;
             }
@@ -183,11 +200,11 @@ __device__ void flash_decode_split(const DecodeParams& p) {
                 p_frag[n * 2 + r] = pack2<T>(p0, p1);  // P as the A fragment of one k-step
             }
         }
-        // O += P V on the same 16 keys.
+        // O += P V on the same 16 keys, for this warp's DC columns of O.
 #pragma unroll
-        for (int n = 0; n < D / 8; n += 2) {
+        for (int n = 0; n < DC / 8; n += 2) {
             uint32_t vb[4];
-            ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, n / 2), 2 * warp)));
+            ldmatrix_x4_trans(vb, smem_addr(v_tile + swizzled_step_rows<D>(swizzled_step_cols(v_off0, half * DC / 16 + n / 2), 2 * warp)));
             mma_m16n8k16<T>(o_rmem[n], p_frag, vb[0], vb[1]);
             mma_m16n8k16<T>(o_rmem[n + 1], p_frag, vb[2], vb[3]);
         }
@@ -214,13 +231,13 @@ __device__ void flash_decode_split(const DecodeParams& p) {
         row_sum[r] = quad_sum(row_sum[r]);
         const RowCol rc = mma_m16n8_c(lane, 2 * r);
         if (rc.row >= rows) continue;  // the whole warp, for rows 8-15 of a tile of 8 or fewer
-        if (quad_lane(lane) == 0) {
+        if (quad_lane(lane) == 0 && half == 0) {  // both halves hold the same max and sum
             max_merge[warp * ROWS + rc.row] = row_max[r];
             sum_merge[warp * ROWS + rc.row] = row_sum[r];
         }
 #pragma unroll
-        for (int n = 0; n < D / 8; ++n)
-            *reinterpret_cast<float2*>(o_merge + (warp * ROWS + rc.row) * O_STRIDE + n * 8 + rc.col) =
+        for (int n = 0; n < DC / 8; ++n)
+            *reinterpret_cast<float2*>(o_merge + (warp * ROWS + rc.row) * O_STRIDE + half * DC + n * 8 + rc.col) =
                 make_float2(o_rmem[n][2 * r], o_rmem[n][2 * r + 1]);
     }
     __syncthreads();
@@ -232,7 +249,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     // warp's share to the row's max over the warps, sums them, divides by the summed sums
     // and writes the four columns with one store; the thread of column 0 writes the LSE.
     const bool final_result = p.num_splits == 1;
-    for (int task = threadIdx.x; task < rows * D / 4; task += THREADS) {
+    for (int task = threadIdx.x; task < rows * D / 4; task += NT) {
         const int row = task / (D / 4), col = task % (D / 4) * 4;
         float m = -CUDART_INF_F;
 #pragma unroll
@@ -318,5 +335,5 @@ __device__ void flash_decode_combine(const DecodeParams& p) {
 
 using flashlab::flash_decode_combine;
 using flashlab::flash_decode_split;
-FLASHLAB_EXPORT_ALL_DECODE(flash_decode_split, flash_decode_split, flashlab::THREADS)
-FLASHLAB_EXPORT_ALL_DECODE(flash_decode_combine, flash_decode_combine, flashlab::THREADS)
+FLASHLAB_EXPORT_ALL_DECODE(flash_decode_split, flash_decode_split, flashlab::THREADS, flashlab::threads_for<256>())
+FLASHLAB_EXPORT_ALL_DECODE(flash_decode_combine, flash_decode_combine, flashlab::THREADS, flashlab::THREADS)

@@ -31,7 +31,8 @@ pub static STAGE: FlashDecode = FlashDecode;
 pub const TILES: DecodeTiles = DecodeTiles {
     rows: tiles::ROWS,
     block_kv: tiles::BLOCK_KV,
-    threads: tiles::WARPS * 32,
+    warps: tiles::WARPS,
+    wide_col_split: tiles::WIDE_COL_SPLIT,
     kv_slots: tiles::NSTAGES,
 };
 
@@ -65,7 +66,7 @@ impl DecodeStage for FlashDecode {
         gpu.launch_with(
             &split,
             grid,
-            (t.threads, 1, 1),
+            (t.threads(p.head_dim), 1, 1),
             t.smem_bytes(p.head_dim),
             &args.params,
         )?;
@@ -76,11 +77,10 @@ impl DecodeStage for FlashDecode {
             )?;
             // One warp per 32 columns of an output row.
             let warps = (p.batch * p.seqlen_q * p.heads * p.head_dim / 32) as u32;
-            let warps_per_block = t.threads / 32;
             gpu.launch_with(
                 &combine,
-                (warps.div_ceil(warps_per_block), 1, 1),
-                (t.threads, 1, 1),
+                (warps.div_ceil(t.warps), 1, 1),
+                (t.warps * 32, 1, 1),
                 0,
                 &args.params,
             )?;

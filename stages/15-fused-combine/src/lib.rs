@@ -29,7 +29,8 @@ pub static STAGE: FusedCombine = FusedCombine;
 pub const TILES: DecodeTiles = DecodeTiles {
     rows: tiles::ROWS,
     block_kv: tiles::BLOCK_KV,
-    threads: tiles::WARPS * 32,
+    warps: tiles::WARPS,
+    wide_col_split: tiles::WIDE_COL_SPLIT,
     kv_slots: tiles::NSTAGES,
 };
 
@@ -68,7 +69,7 @@ impl DecodeStage for FusedCombine {
         gpu.launch_with(
             &split,
             grid,
-            (t.threads, 1, 1),
+            (t.threads(p.head_dim), 1, 1),
             t.smem_bytes(p.head_dim),
             &args.params,
         )

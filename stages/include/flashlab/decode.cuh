@@ -47,9 +47,10 @@ FL_HOST_DEVICE PackedRow unpack_row(const DecodeParams& p, int kv_head, int r) {
 }  // namespace flashlab
 
 // Exports body<T, D> under `<prefix>_<bf16|f16>_d<D>` taking DecodeParams (common.cuh):
-// the prefill stages' four variants and head dim 256, whose 200 KiB ring of K/V tiles
-// fits a Hopper SM's shared memory (book: "Stage 14: flash decode", "Head dim 256").
-#define FLASHLAB_EXPORT_ALL_DECODE(prefix, body, threads)                                    \
-    FLASHLAB_EXPORT_ALL_WITH(flashlab::DecodeParams, prefix, body, threads)                  \
-    FLASHLAB_EXPORT_WITH(flashlab::DecodeParams, prefix, body, __nv_bfloat16, bf16, 256, threads) \
-    FLASHLAB_EXPORT_WITH(flashlab::DecodeParams, prefix, body, __half, f16, 256, threads)
+// the prefill stages' four variants with `threads` a block, and head dim 256, whose 200
+// KiB ring of K/V tiles fits a Hopper SM's shared memory, with `wide_threads` (book:
+// "Stage 14: flash decode", "Head dim 256").
+#define FLASHLAB_EXPORT_ALL_DECODE(prefix, body, threads, wide_threads)                          \
+    FLASHLAB_EXPORT_ALL_WITH(flashlab::DecodeParams, prefix, body, threads)                      \
+    FLASHLAB_EXPORT_WITH(flashlab::DecodeParams, prefix, body, __nv_bfloat16, bf16, 256, wide_threads) \
+    FLASHLAB_EXPORT_WITH(flashlab::DecodeParams, prefix, body, __half, f16, 256, wide_threads)
