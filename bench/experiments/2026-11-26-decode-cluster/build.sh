@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the cluster experiment: stage 15's committed kernel beside this folder's prototype:
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
+# The prototype's patch and the base are stage 15's kernel as of ad2c0de (before its eight
+# warps at D256): run it in a checkout of ad2c0de with this folder and
+# ../2026-11-26-decode-trace copied in.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
@@ -8,7 +11,7 @@ out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" -I "$root/bench/experiments/2026-11-26-decode-trace"
     -DFLASHLAB_HOST_WARPS=4 -DFLASHLAB_HOST_ROWS=16 -DFLASHLAB_HOST_BLOCK_KV=64 -DFLASHLAB_HOST_NSTAGES=3
-    -DFLASHLAB_HOST_MAX_SPLITS=16)
+    -DFLASHLAB_HOST_MAX_SPLITS=16 -DFLASHLAB_HOST_WIDE_COL_SPLIT=2)
 ${NVCC:-nvcc} "${flags[@]}" -I "$root/stages/15-fused-combine/kernels" -c "$here/wrap15.cu" -o "$out/wrap15.o"
 # The prototype: stage 15's kernel with cluster-merge.patch applied.
 patch -s -o "$out/flash_decode_cluster.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/cluster-merge.patch"

@@ -25,6 +25,15 @@ struct FlushedTimer {
     // Queues flashlab's streaming read of `chunks` 16-byte chunks of `src`.
     void read(const int4* src, long long chunks) const { ceiling_read<<<read_blocks, 512>>>(src, chunks, sink); }
     void flush() const { read(flush_buf, flush_chunks); }
+    // Median microseconds of the streaming read of a buffer of `bytes`: the read floor.
+    float read_us(size_t bytes) const {
+        int4* buf;
+        CK(cudaMalloc(&buf, bytes));
+        CK(cudaMemset(buf, 1, bytes));
+        const float t = median_us([&] { read(buf, static_cast<long long>(bytes / 16)); });
+        CK(cudaFree(buf));
+        return t;
+    }
     // Median microseconds of `launch()` between two events, each after a flush.
     template <typename Launch>
     float median_us(Launch launch) const {

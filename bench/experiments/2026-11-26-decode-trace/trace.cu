@@ -22,6 +22,7 @@
 #define FLASHLAB_HOST_ROWS 16
 #define FLASHLAB_HOST_BLOCK_KV 64
 #define FLASHLAB_HOST_NSTAGES 3
+#define FLASHLAB_HOST_WIDE_COL_SPLIT 2
 
 __device__ unsigned long long g_trace[1 << 16][16];
 __device__ __forceinline__ unsigned long long globaltimer() {
