@@ -85,9 +85,9 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;        // [NSTAGES][BLOCK_KV][D]
     T* q_smem = v_smem + NSTAGES * BLOCK_KV * D;        // [ROWS][D]
 
-    // NT threads; `warp` is the warp's 16 keys of a tile, `half` its share of O's columns.
-    constexpr int NT = threads_for<D>(), DC = D / col_split<D>();  // DC: O's columns a warp keeps
-    // Up to D = 128 these are threadIdx.x / 32 and a constant 0, as they were before D = 256.
+    // NT threads a block. `warp` picks the warp's 16 keys of each tile, `half` its share of
+    // O's DC columns; up to D = 128 they are threadIdx.x / 32 and a constant 0 (see `wide`).
+    constexpr int NT = threads_for<D>(), DC = D / col_split<D>();
     const int warp = col_split<D>() > 1 ? threadIdx.x / 32 % WARPS : threadIdx.x / 32, lane = threadIdx.x % 32;
     const int half = col_split<D>() > 1 ? threadIdx.x / THREADS : 0;
     const int split = blockIdx.x, row0 = blockIdx.y * ROWS;
