@@ -166,6 +166,9 @@ pub struct BenchArgs {
     /// --decode: leave out shapes with more cache tokens than this in all.
     #[arg(long, value_name = "TOKENS", default_value_t = crate::bench::decode::DEFAULT_MAX_TOKENS)]
     pub decode_max_tokens: usize,
+    /// --decode: the head dim of every shape (64, 128 or 256).
+    #[arg(long, value_name = "D", default_value_t = crate::bench::decode::HEAD_DIM)]
+    pub decode_dim: usize,
     #[command(flatten)]
     pub timing: TimingArgs,
 }

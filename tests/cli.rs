@@ -408,3 +408,45 @@ fn decode_bench_dry_run_lists_its_shapes_and_runs() {
         "{text}"
     );
 }
+
+/// `--decode-dim` sets every decode shape's head dim; one that a decode stage does not build
+/// is refused by name, with the dims they do.
+#[test]
+fn decode_bench_takes_a_head_dim_the_decode_stages_build() {
+    let run = |dim: &str| {
+        Process::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args([
+                "bench",
+                "--decode",
+                "--dry-run",
+                "--decode-batches",
+                "8",
+                "--decode-cache-lens",
+                "8192",
+                "--decode-dim",
+                dim,
+            ])
+            .output()
+            .unwrap()
+    };
+    let out = run("256");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "stage 15 batch 8 heads 32 (kv 8) q 1 cache 8192 dim 256 bf16 contiguous: 18 runs"
+        ),
+        "{text}"
+    );
+    let out = run("96");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--decode-dim 96: the decode stages build head dims [64, 128, 256]"),
+        "{err}"
+    );
+}

@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 
 pub const SCRIPT: &str = include_str!("../../bench/decode_baselines.py");
 
-/// The shape: a Llama-style GQA layer, 32 query heads sharing 8 K/V heads of 128.
+/// The shape: a Llama-style GQA layer, 32 query heads sharing 8 K/V heads of 128
+/// (`--decode-dim` for another head dim).
 pub const HEADS: usize = 32;
 pub const KV_HEADS: usize = 8;
 pub const HEAD_DIM: usize = 128;
@@ -41,6 +42,7 @@ pub struct DecodeBenchConfig {
     pub batches: Vec<usize>,
     pub cache_lens: Vec<usize>,
     pub max_tokens: usize,
+    pub head_dim: usize,
     pub baselines: bool,
     pub plots: bool,
     pub out: PathBuf,
@@ -57,7 +59,12 @@ pub fn shapes(config: &DecodeBenchConfig) -> Vec<DecodeProblem> {
         for &len in &config.cache_lens {
             if batch * len <= config.max_tokens {
                 out.push(DecodeProblem::uniform(
-                    batch, HEADS, KV_HEADS, 1, len, HEAD_DIM,
+                    batch,
+                    HEADS,
+                    KV_HEADS,
+                    1,
+                    len,
+                    config.head_dim,
                 ));
             }
         }
@@ -275,6 +282,25 @@ fn read_floor_row(
 
 /// Runs the decode bench; the exit code is 1 when a stage row failed its check or errored.
 pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
+    // The head dims every decode stage builds (the stage table's), so that each stage has
+    // a row at every shape.
+    let decode_stages: Vec<_> = STAGES
+        .iter()
+        .filter(|s| s.info().workload == Workload::Decode)
+        .collect();
+    let dims: Vec<usize> = decode_stages
+        .first()
+        .map_or(&[][..], |s| s.info().head_dims)
+        .iter()
+        .copied()
+        .filter(|d| decode_stages.iter().all(|s| s.info().head_dims.contains(d)))
+        .collect();
+    if !dims.contains(&config.head_dim) {
+        bail!(
+            "--decode-dim {}: the decode stages build head dims {dims:?}",
+            config.head_dim
+        );
+    }
     let shapes = shapes(config);
     if shapes.is_empty() {
         bail!(
@@ -537,8 +563,10 @@ pub fn decode_table(results: &DecodeResults) -> String {
     let stages = results.stages();
     let newest = results.newest_stage();
     let number = |name: &str| name.trim_start_matches("stage ").to_string();
+    // Every row of a run has the bench's one head dim.
+    let head_dim = results.rows.first().map_or(HEAD_DIM, |r| r.head_dim);
     let mut out = format!(
-        "Decode, {} ({}), 32 query heads, 8 K/V heads, D128, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), the L2 flushed before each launch.\n\n",
+        "Decode, {} ({}), 32 query heads, 8 K/V heads, D{head_dim}, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), the L2 flushed before each launch.\n\n",
         results.header.device.name, results.header.date_utc
     );
     // With one stage the sweep and paged columns need no stage named.

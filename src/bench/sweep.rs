@@ -263,6 +263,7 @@ impl crate::cli::BenchArgs {
             batches: self.decode_batches.clone(),
             cache_lens: self.decode_cache_lens.clone(),
             max_tokens: self.decode_max_tokens,
+            head_dim: self.decode_dim,
             baselines: self.baselines,
             plots: self.plots,
             out: self.out.clone(),
