@@ -280,14 +280,19 @@ fn read_floor_row(
     row
 }
 
+/// The decode stages of the stage table, in its order.
+fn decode_stages() -> Vec<&'static dyn Stage> {
+    STAGES
+        .iter()
+        .copied()
+        .filter(|s| s.info().workload == Workload::Decode)
+        .collect()
+}
+
 /// Runs the decode bench; the exit code is 1 when a stage row failed its check or errored.
 pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
-    // The head dims every decode stage builds (the stage table's), so that each stage has
-    // a row at every shape.
-    let decode_stages: Vec<_> = STAGES
-        .iter()
-        .filter(|s| s.info().workload == Workload::Decode)
-        .collect();
+    // The head dims every decode stage builds, so that each stage has a row at every shape.
+    let decode_stages = decode_stages();
     let dims: Vec<usize> = decode_stages
         .first()
         .map_or(&[][..], |s| s.info().head_dims)
@@ -318,12 +323,9 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
         )
     })?;
     let device = gpu.facts()?;
-    let stages: Vec<&dyn Stage> = STAGES
-        .iter()
-        .copied()
-        .filter(|s| {
-            s.info().workload == Workload::Decode && s.info().gpu.runs_on(gpu.compute_capability)
-        })
+    let stages: Vec<&dyn Stage> = decode_stages
+        .into_iter()
+        .filter(|s| s.info().gpu.runs_on(gpu.compute_capability))
         .collect();
     if stages.is_empty() {
         bail!("no decode stage runs on this GPU");
@@ -449,10 +451,7 @@ pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String 
             ""
         }
     );
-    let decode_stages: Vec<_> = STAGES
-        .iter()
-        .filter(|s| s.info().workload == Workload::Decode)
-        .collect();
+    let decode_stages = decode_stages();
     for (i, stage) in decode_stages.iter().enumerate() {
         let tiles = stage.decode().expect("a decode stage").tiles();
         for p in shapes {
