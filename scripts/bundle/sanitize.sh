@@ -18,16 +18,17 @@ fi
 small=(--batch 1 --heads 2 --kv-heads 1 --seqlen-q 200 --seqlen-k 131 --no-time)
 first=(--dim 64 --causal)
 other=(--dim 128 --dtype f16)
-# A decode stage (`flashlab list --json`) gets decode problems: several cache lengths, a
-# paged cache whose last pages are part full, splits that leave some empty, speculative
-# causal rows; then a contiguous cache.
+# A decode stage (`flashlab list --json`) gets decode problems: several cache lengths,
+# paged caches whose last pages are part full (pages of 16, where each key's row goes
+# through the table, and of 64, where a tile lies in one page), splits that leave some
+# empty, speculative causal rows; then a contiguous cache.
 workload=$(./flashlab list --json | python3 -c 'import json, sys
 n = int(sys.argv[1])
 print(next((s["workload"] for s in json.load(sys.stdin) if s["number"] == n), "prefill"))' "$n")
 if [ "$workload" = decode ]; then
     small=(--heads 8 --kv-heads 2 --seqlen-q 3 --cache-lens 200,1,77 --no-time)
     first=(--dim 64 --causal --page-size 16 --splits 5)
-    other=(--dim 128 --dtype f16 --splits 2)
+    other=(--dim 128 --dtype f16 --page-size 64 --splits 2)
     # The decode stages also build head dim 256 (one block an SM: 200 KiB of ring).
     third=(--dim 256 --splits 3)
 fi
