@@ -145,7 +145,12 @@ fn ceiling_kernels_are_compiled_without_spills() {
         Ok(r) => r,
         Err(reason) => return skip(format!("the harness's kernels were not compiled: {reason}")),
     };
-    for name in ["ceiling_mma_sync", "ceiling_l2_to_smem", "ceiling_read"] {
+    for name in [
+        "ceiling_mma_sync",
+        "ceiling_l2_to_smem",
+        "ceiling_read",
+        "l2_flush_read",
+    ] {
         let found: Vec<_> = resources.iter().filter(|r| r.kernel == name).collect();
         assert!(!found.is_empty(), "{name} missing from the ptxas report");
         for r in found {

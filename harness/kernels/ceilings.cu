@@ -84,3 +84,21 @@ extern "C" __global__ void __launch_bounds__(512) ceiling_read(const int4* __res
     if (acc == 0x12345678) sink[0] = acc;  // keeps the reads; the odds for random data are 2^-32
 }
 // ANCHOR_END: read_ceiling
+
+// ANCHOR: l2_flush
+// The decode runs' L2 flush: a read of a buffer twice the L2's size, with plain loads.
+// ceiling_read's __ldcs allocates its lines evict-first, and a flush made of evict-first
+// lines evicts its own lines first: the last launch's K/V (evict-normal, as cp.async.cg
+// leaves them) stayed wherever they fit. Stage 15 at batch 1 with 8k keys (33.5 MB, under
+// the 50 MB L2) measured 2491 GB/s after that flush and 1680 after this one, on an H100
+// (book: "Results", "A flush that did not flush").
+extern "C" __global__ void __launch_bounds__(512) l2_flush_read(const int4* __restrict__ src, long long chunks, int* sink) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    int acc = 0;
+    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < chunks; i += stride) {
+        const int4 v = src[i];  // evict-normal: these lines push out every other
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x12345678) sink[0] = acc;
+}
+// ANCHOR_END: l2_flush

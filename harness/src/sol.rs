@@ -131,8 +131,8 @@ fn sink(gpu: &Gpu, whose: &str) -> Result<cudarc::driver::CudaSlice<i32>> {
     )
 }
 
-/// Queues one read of all of `src` (`ceiling_read`, 4 blocks of 512 threads per SM):
-/// the read ceiling, and each [`StreamingRead`].
+/// Queues one read of all of `src` by `func` (`ceiling_read` or `l2_flush_read`, 4 blocks
+/// of 512 threads per SM): the read ceiling, and each [`StreamingRead`].
 pub fn read_through(
     gpu: &Gpu,
     func: &crate::Kernel,
@@ -152,9 +152,9 @@ pub fn read_through(
     Ok(())
 }
 
-/// A buffer and the streaming read of it (`ceiling_read`), allocated once and queued as
-/// often as needed: the decode runs' cold L2 ([`StreamingRead::l2_flush`]) and the read
-/// floor ([`read_floor`]).
+/// A buffer and a read of all of it, allocated once and queued as often as needed: the
+/// read floor ([`read_floor`], `ceiling_read`) and the decode runs' cold L2
+/// ([`StreamingRead::l2_flush`], `l2_flush_read`).
 pub struct StreamingRead {
     read: crate::Kernel,
     buffer: cudarc::driver::CudaSlice<u32>,
@@ -162,11 +162,16 @@ pub struct StreamingRead {
 }
 
 impl StreamingRead {
-    /// A zeroed buffer of `bytes` (rounded up to 16), `what` naming it in errors.
+    /// A zeroed buffer of `bytes` (rounded up to 16) read by `ceiling_read`, `what` naming
+    /// it in errors.
     pub fn new(gpu: &Gpu, bytes: usize, what: &str) -> Result<StreamingRead> {
+        StreamingRead::with_kernel(gpu, bytes, what, "ceiling_read")
+    }
+
+    fn with_kernel(gpu: &Gpu, bytes: usize, what: &str, kernel: &str) -> Result<StreamingRead> {
         let chunks = bytes.div_ceil(16);
         Ok(StreamingRead {
-            read: KERNELS.function(gpu, "ceiling_read")?,
+            read: KERNELS.function(gpu, kernel)?,
             buffer: gpu.stream().alloc_zeros::<u32>(chunks * 4).allocating(
                 gpu,
                 chunks * 16,
@@ -186,11 +191,18 @@ impl StreamingRead {
     }
 
     /// The cold L2 of the decode runs: queued before each timed launch, outside its event
-    /// pair, a read of a buffer twice the L2's size. It leaves the L2 holding clean lines
-    /// of that buffer, as after a model's previous layer; a flush by writing (a memset)
-    /// would leave dirty lines whose write-back the next kernel's reads would pay for.
+    /// pair, a read of a buffer twice the L2's size with plain (evict-normal) loads,
+    /// `l2_flush_read`. It leaves the L2 holding clean lines of that buffer, as after a
+    /// model's previous layer; a flush by writing (a memset) would leave dirty lines whose
+    /// write-back the next kernel's reads would pay for, and one by `ceiling_read`'s
+    /// evict-first loads left the last launch's K/V in the L2 wherever they fit.
     pub fn l2_flush(gpu: &Gpu) -> Result<StreamingRead> {
-        StreamingRead::new(gpu, StreamingRead::l2_flush_bytes(gpu)?, "L2 flush")
+        StreamingRead::with_kernel(
+            gpu,
+            StreamingRead::l2_flush_bytes(gpu)?,
+            "L2 flush",
+            "l2_flush_read",
+        )
     }
 
     /// Queues one read of the whole buffer on `gpu`'s stream.

@@ -1,11 +1,27 @@
-// The decode experiments' clock (trace.cu here, ../2026-11-26-decode-cluster/cluster.cu):
-// one launch between two events, the L2 flushed before each by a read of twice its size
-// with flashlab's streaming read (ceilings.cu's ceiling_read, as harness/src/sol.rs's
-// StreamingRead flushes it), the median of 180 after 20 more. Include ceilings.cu first.
+// The decode experiments' clock (trace.cu here, ../2026-11-26-decode-cluster/cluster.cu and
+// the others that include it): one launch between two events, the L2 flushed before each
+// by a read of twice its size (see flush() for which read), the median of 180 after 20
+// more. Include ceilings.cu first.
 #pragma once
 #include "ck.h"
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
+
+// The flush's read with plain loads (L2 evict-normal), as harness/kernels/ceilings.cu's
+// l2_flush_read: ceiling_read's __ldcs allocates its lines evict-first, and a flush of
+// evict-first lines left the last launch's evict-normal lines in the L2
+// (../2026-11-26-decode-flush).
+__global__ void __launch_bounds__(512) flush_read_normal(const int4* __restrict__ src, long long chunks, int* sink) {
+    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+    int acc = 0;
+    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < chunks; i += stride) {
+        const int4 v = src[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x12345678) sink[0] = acc;
+}
 
 struct FlushedTimer {
     long long flush_chunks;
@@ -24,7 +40,18 @@ struct FlushedTimer {
     }
     // Queues flashlab's streaming read of `chunks` 16-byte chunks of `src`.
     void read(const int4* src, long long chunks) const { ceiling_read<<<read_blocks, 512>>>(src, chunks, sink); }
-    void flush() const { read(flush_buf, flush_chunks); }
+    // FLASHLAB_FLUSH: normal (the default since session 15: plain loads, as the harness's
+    // l2_flush_read), ldcs (ceiling_read's evict-first loads, the flush of every result
+    // here before ../2026-11-26-decode-flush) or memset (writes: dirty lines).
+    void flush() const {
+        static const char* mode = getenv("FLASHLAB_FLUSH");
+        if (mode && !strcmp(mode, "ldcs"))
+            read(flush_buf, flush_chunks);
+        else if (mode && !strcmp(mode, "memset"))
+            CK(cudaMemsetAsync(flush_buf, 0, flush_chunks * 16));
+        else
+            flush_read_normal<<<read_blocks, 512>>>(flush_buf, flush_chunks, sink);
+    }
     // Median microseconds of the streaming read of a buffer of `bytes`: the read floor.
     float read_us(size_t bytes) const {
         int4* buf;

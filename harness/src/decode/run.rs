@@ -248,9 +248,12 @@ pub fn run_decode(
     let timing = match opts.timing {
         Some(protocol) => {
             // ANCHOR: flush
-            // The flush reads a buffer twice the L2's size (sol::StreamingRead), leaving clean
-            // lines: flushed with a memset instead, the dirty lines' write-back cost
-            // stage 14 9% at 8k keys (1061 against 1161 GB/s, the same build).
+            // The flush reads a buffer twice the L2's size with plain loads
+            // (sol::StreamingRead::l2_flush), leaving clean lines: flushed with a memset
+            // instead, the dirty lines' write-back cost stage 14 9% at 8k keys (1061
+            // against 1161 GB/s, the same build); with evict-first loads the last launch's
+            // K/V stayed in the L2 where they fit (book: "Results", "A flush that did not
+            // flush").
             let mut flush = (flush_bytes > 0)
                 .then(|| crate::sol::StreamingRead::l2_flush(gpu))
                 .transpose()?;
