@@ -20,7 +20,12 @@ fn main() {
             git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
         Some(if dirty { format!("{head}-dirty") } else { head })
     });
-    // Rebuild when HEAD moves or the index changes (a commit, a checkout, staged edits).
+    // Rebuild when a source the binary is built from changes (an unstaged edit of a
+    // kernel left a bench run saying a clean commit: bench/experiments/
+    // 2026-11-26-decode-h100-runs), and when HEAD moves or the index changes.
+    for dir in ["src", "harness", "stages", "reference", "layout-viz"] {
+        println!("cargo:rerun-if-changed={dir}");
+    }
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         let dir = Path::new(&dir);
         for f in ["HEAD", "index"] {
