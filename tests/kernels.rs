@@ -351,3 +351,48 @@ fn special_registers_are_read_from_the_instructions() {
         ["SR_CTAID"]
     );
 }
+
+/// The decode runs' L2 flush reads with plain loads, the streaming read with evict-first
+/// ones (`LDG.E.EF`): a flush of evict-first lines evicts its own lines first and left the
+/// last launch's K/V in the L2 (book: Results, "A flush that did not flush"). Read from the
+/// harness's SASS, for every architecture in its fatbin.
+#[test]
+fn the_l2_flush_loads_are_not_evict_first() {
+    let kernels = &harness::sol::KERNELS;
+    let nvcc = kernels
+        .status
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("nvcc "));
+    let Some(cuobjdump) = nvcc.and_then(|n| kernel_build::find_cuobjdump(n.as_ref())) else {
+        let message = format!(
+            "the harness's kernels were not compiled by an nvcc with a cuobjdump beside it ({}): their loads were not read",
+            kernels.status.lines().next().unwrap_or("no status")
+        );
+        assert!(!required(), "{message}");
+        return skip(message);
+    };
+    let fatbin =
+        std::env::temp_dir().join(format!("flashlab-harness-{}.fatbin", std::process::id()));
+    std::fs::write(&fatbin, kernels.fatbin).unwrap();
+    let listing = kernel_build::sass_listing(&cuobjdump, &fatbin).unwrap();
+    std::fs::remove_file(&fatbin).unwrap();
+    // Each global load's opcode (`LDG.E.EF.128`), by function, over every architecture.
+    let mut loads: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    let mut function = String::new();
+    for line in listing.lines() {
+        if let Some((_, name)) = line.split_once("Function : ") {
+            function = name.trim().to_string();
+        } else if let Some(op) = line.split_whitespace().find(|w| w.starts_with("LDG")) {
+            loads
+                .entry(function.clone())
+                .or_default()
+                .push(op.to_string());
+        }
+    }
+    let of = |name: &str| loads.get(name).cloned().unwrap_or_default();
+    let (flush, read) = (of("l2_flush_read"), of("ceiling_read"));
+    assert!(!flush.is_empty() && !read.is_empty(), "{loads:?}");
+    assert!(flush.iter().all(|op| !op.contains(".EF")), "{flush:?}");
+    assert!(read.iter().all(|op| op.contains(".EF")), "{read:?}");
+}
