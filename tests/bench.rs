@@ -729,9 +729,10 @@ fn the_read_floor_gets_a_column_and_a_ratio() {
             .unwrap()
     };
     let (stage, floor) = (gb("heuristic", "stage 15"), gb("read", READ_FLOOR));
+    // This run flushed with evict-first reads: its shapes smaller than the L2 are marked.
     let row = table
         .lines()
-        .find(|l| l.starts_with("| 1 | 8192 |"))
+        .find(|l| l.starts_with("| 1 | 8192 † |"))
         .unwrap();
     assert!(row.ends_with(&format!("| {:.2} |", stage / floor)), "{row}");
     let read = fused.header.read_gb_per_s;
@@ -744,6 +745,21 @@ fn the_read_floor_gets_a_column_and_a_ratio() {
     assert_eq!(shapes, 9);
     assert!(stage < floor);
     assert!(!decode_table(&older).contains("same bytes"));
+    // Of its nine shapes, batch 1 at 2k and 8k keys (8.4 and 33.5 MB) fit the H200's L2.
+    assert_eq!(table.matches(" † |").count(), 2);
+    assert!(table.lines().next().unwrap().contains("evict-first"));
+    // A run with the flush of plain loads marks nothing.
+    let mut fixed = fused.clone();
+    fixed.header.l2_flush = Some(flashlab::bench::decode::L2_FLUSH.to_string());
+    let table = decode_table(&fixed);
+    assert!(!table.contains('†'), "{table}");
+    assert!(
+        table
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("the L2 flushed before each launch.")
+    );
 }
 
 #[test]

@@ -117,6 +117,11 @@ pub struct DecodeHeader {
     pub copy_gb_per_s: f64,
     pub timing: String,
     pub cold_l2: bool,
+    /// How the L2 was flushed: "plain loads" since the flush stopped using evict-first
+    /// reads; absent in the runs before, whose flush left the last launch's K/V in the L2
+    /// wherever they fit (book: Results, "A flush that did not flush").
+    #[serde(default)]
+    pub l2_flush: Option<String>,
     pub seed: u64,
     /// The baselines' environment line, or why they did not run.
     pub baselines: serde_json::Value,
@@ -402,6 +407,7 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
             copy_gb_per_s: sol.copy_gb_per_s,
             timing: config.timing.name().into(),
             cold_l2: true,
+            l2_flush: Some(L2_FLUSH.into()),
             seed: config.seed,
             baselines,
             notes: Vec::new(),
@@ -556,6 +562,9 @@ pub fn read_baseline_lines(reader: impl BufRead) -> (serde_json::Value, Vec<Deco
 /// the baselines, and each stage's ratio to the best baseline (the issue asks for every
 /// ratio). Where the run measured each shape's read floor, its column and the newest
 /// stage's ratio to it follow.
+/// The header's `l2_flush` for runs that flush with `l2_flush_read`.
+pub const L2_FLUSH: &str = "plain loads";
+
 pub fn decode_table(results: &DecodeResults) -> String {
     let read = results.header.read_gb_per_s;
     let has_floor = results.rows.iter().any(|r| r.kind == "read");
@@ -564,8 +573,21 @@ pub fn decode_table(results: &DecodeResults) -> String {
     let number = |name: &str| name.trim_start_matches("stage ").to_string();
     // Every row of a run has the bench's one head dim.
     let head_dim = results.rows.first().map_or(HEAD_DIM, |r| r.head_dim);
+    // A run from before the flush read with plain loads flushed with evict-first reads,
+    // which left the last launch's K/V in the L2 where they fit: its shapes smaller than
+    // the L2 are marked, the caption says why.
+    let old_flush = results.header.cold_l2 && results.header.l2_flush.is_none();
+    let l2_bytes = results.header.device.l2_mib * 1024.0 * 1024.0;
+    let flush = if old_flush {
+        format!(
+            "the L2 flushed before each launch by evict-first reads, which left the last launch's K/V in it where they fit: † marks the shapes whose K/V are smaller than the {:.0} MiB L2, where the stages and the read floor (not the baselines) are overstated (book: Results, \"A flush that did not flush\")",
+            results.header.device.l2_mib
+        )
+    } else {
+        "the L2 flushed before each launch".to_string()
+    };
     let mut out = format!(
-        "Decode, {} ({}), 32 query heads, 8 K/V heads, D{head_dim}, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), the L2 flushed before each launch.\n\n",
+        "Decode, {} ({}), 32 query heads, 8 K/V heads, D{head_dim}, one query row, bf16; GB/s of unique K/V read (% of the {read:.0} GB/s streaming read), {flush}.\n\n",
         results.header.device.name, results.header.date_utc
     );
     // With one stage the sweep and paged columns need no stage named.
@@ -626,7 +648,13 @@ pub fn decode_table(results: &DecodeResults) -> String {
                     .map_or("–".into(), |g| format!("{g:.0}"))
             })
             .collect();
-        let mut cells = vec![shape.0.to_string(), shape.1.to_string()];
+        let fits_l2 = old_flush
+            && results
+                .rows
+                .iter()
+                .any(|r| (r.batch, r.cache_len) == shape && r.kv_bytes < l2_bytes);
+        let cache = format!("{}{}", shape.1, if fits_l2 { " †" } else { "" });
+        let mut cells = vec![shape.0.to_string(), cache];
         cells.extend(
             stages
                 .iter()
