@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds prefetch (stage 15 with prefetch.patch, the L2 asked for tiles ahead):
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
+# results.txt is of the kernel of 99db914; the patch applies to the later kernels too.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"

@@ -24,18 +24,6 @@
 #include "decode_problem.h"
 #include "flushed_timer.h"
 
-// random_decode_problem's value ranges, from a generator fast enough for 268M elements.
-static flashlab::DecodeParams fast_random_problem(int batch, int len, int heads, int kv_heads, int d, int max_splits) {
-    const size_t kv = static_cast<size_t>(batch) * len * kv_heads * d, nq = static_cast<size_t>(batch) * heads * d;
-    std::vector<__nv_bfloat16> k(kv), v(kv), q(nq);
-    uint32_t x = 2463534242u;
-    auto next = [&] { x ^= x << 13, x ^= x >> 17, x ^= x << 5; return (x % 1000) / 1000.f; };
-    for (auto& e : k) e = __float2bfloat16(0.2f + next());
-    for (auto& e : v) e = __float2bfloat16(0.5f + 2.f * next());
-    for (auto& e : q) e = __float2bfloat16(0.3f + next());
-    return upload_decode_problem(batch, len, heads, kv_heads, d, max_splits, q, k, v);
-}
-
 int main(int argc, char** argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: prefetch \"PF...\" ROUNDS BATCH,CACHE_LEN,SPLITS...\n");

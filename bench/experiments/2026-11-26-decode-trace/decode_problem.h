@@ -1,12 +1,13 @@
-// A decode problem on the GPU for the experiments (trace.cu here,
-// ../2026-11-26-decode-cluster/cluster.cu, ../2026-11-26-decode-d256/colsplit.cu), and
-// what they check of its outputs. upload_decode_problem: `batch` sequences of `len` keys, one query
-// row, bf16, contiguous K/V from the host vectors given, fp32 partials for up to
+// A decode problem on the GPU for the experiments (trace.cu here, and the drivers of
+// ../2026-11-26-decode-* that include it), and what they check of its outputs.
+// upload_decode_problem: `batch` sequences of `len` keys, one query row, bf16,
+// contiguous K/V from the host vectors given, fp32 partials for up to
 // `max_splits` splits, the counters zeroed. The caller sets num_splits and
 // tiles_per_split. Include flashlab/decode.cuh first.
 #pragma once
 #include "ck.h"
 #include <cuda_bf16.h>
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +58,18 @@ inline flashlab::DecodeParams random_decode_problem(int batch, int len, int head
     for (auto& x : h_v) x = __float2bfloat16(0.5f + (rand() % 1000) / 500.f);
     for (auto& x : h_q) x = __float2bfloat16(0.3f + (rand() % 1000) / 1000.f);
     return upload_decode_problem(batch, len, heads, kv_heads, d, max_splits, h_q, h_k, h_v);
+}
+
+// random_decode_problem's value ranges, from a generator fast enough for 268M elements.
+inline flashlab::DecodeParams fast_random_problem(int batch, int len, int heads, int kv_heads, int d, int max_splits) {
+    const size_t kv = static_cast<size_t>(batch) * len * kv_heads * d, nq = static_cast<size_t>(batch) * heads * d;
+    std::vector<__nv_bfloat16> k(kv), v(kv), q(nq);
+    uint32_t x = 2463534242u;
+    auto next = [&] { x ^= x << 13, x ^= x >> 17, x ^= x << 5; return (x % 1000) / 1000.f; };
+    for (auto& e : k) e = __float2bfloat16(0.2f + next());
+    for (auto& e : v) e = __float2bfloat16(0.5f + 2.f * next());
+    for (auto& e : q) e = __float2bfloat16(0.3f + next());
+    return upload_decode_problem(batch, len, heads, kv_heads, d, max_splits, q, k, v);
 }
 
 // `splits` splits of the keys, each as many 64-key tiles as the longest sequence needs.
