@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 15, call 9 (H100): does the L2 flush flush? The copy-only ring and stage 15
+# Session 15, call 11 (H100): does the L2 flush flush? The copy-only ring and stage 15
 # (lean addresses) timed after three flushes: flashlab's (__ldcs reads, evict-first),
 # plain reads (evict-normal), a memset.
 set -u
