@@ -63,42 +63,44 @@ extern "C" __global__ void __launch_bounds__(256) ceiling_l2_to_smem(const int4*
 }
 
 // ANCHOR: read_ceiling
-// A streaming read, the decode stages' roofline: every block reads 16-byte chunks in a
-// grid-stride loop, four independent loads in flight per thread, and keeps only their
-// XOR, so nothing is written but one impossible sink. Bytes: the buffer once.
-extern "C" __global__ void __launch_bounds__(512) ceiling_read(const int4* __restrict__ src, long long chunks, int* sink) {
+// A read of all of `src`: every block reads 16-byte chunks in a grid-stride loop, four
+// independent loads in flight per thread, and keeps only their XOR, so nothing is written
+// but one impossible sink. Bytes: the buffer once. EVICT_FIRST reads with __ldcs
+// (streaming: no reuse expected), which allocates the lines evict-first; else plain loads.
+template <bool EVICT_FIRST>
+__device__ __forceinline__ void read_all(const int4* __restrict__ src, long long chunks, int* sink) {
+    auto load = [&](long long i) { return EVICT_FIRST ? __ldcs(src + i) : src[i]; };
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
     int acc = 0;
     long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     for (; i + 3 * stride < chunks; i += 4 * stride) {
         int4 v[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = __ldcs(src + i + u * stride);  // streaming: no reuse expected
+        for (int u = 0; u < 4; ++u) v[u] = load(i + u * stride);
 #pragma unroll
         for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
     for (; i < chunks; i += stride) {
-        const int4 v = __ldcs(src + i);
+        const int4 v = load(i);
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
     if (acc == 0x12345678) sink[0] = acc;  // keeps the reads; the odds for random data are 2^-32
 }
+
+// The streaming read, the decode stages' roofline.
+extern "C" __global__ void __launch_bounds__(512) ceiling_read(const int4* __restrict__ src, long long chunks, int* sink) {
+    read_all<true>(src, chunks, sink);
+}
 // ANCHOR_END: read_ceiling
 
 // ANCHOR: l2_flush
-// The decode runs' L2 flush: a read of a buffer twice the L2's size, with plain loads.
-// ceiling_read's __ldcs allocates its lines evict-first, and a flush made of evict-first
-// lines evicts its own lines first: the last launch's K/V (evict-normal, as cp.async.cg
-// leaves them) stayed wherever they fit. Stage 15 at batch 1 with 8k keys (33.5 MB, under
-// the 50 MB L2) measured 2491 GB/s after that flush and 1680 after this one, on an H100
-// (book: "Results", "A flush that did not flush").
+// The decode runs' L2 flush: the same read of a buffer twice the L2's size, with plain
+// loads. ceiling_read's __ldcs allocates its lines evict-first, and a flush made of
+// evict-first lines evicts its own lines first: the last launch's K/V (evict-normal, as
+// cp.async.cg leaves them) stayed wherever they fit. Stage 15 at batch 1 with 8k keys
+// (33.5 MB, under the 50 MB L2) measured 2491 GB/s after that flush and 1680 after this
+// one, on an H100 (book: "Results", "A flush that did not flush").
 extern "C" __global__ void __launch_bounds__(512) l2_flush_read(const int4* __restrict__ src, long long chunks, int* sink) {
-    const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-    int acc = 0;
-    for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < chunks; i += stride) {
-        const int4 v = src[i];  // evict-normal: these lines push out every other
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x12345678) sink[0] = acc;
+    read_all<false>(src, chunks, sink);
 }
 // ANCHOR_END: l2_flush
