@@ -227,6 +227,24 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
     }
 }
 
+/// The `cuobjdump -sass` listing of a bundle's fatbin, by the cuobjdump beside the nvcc
+/// that compiled it (its status's first line); `None` where there is none. `name` keeps the
+/// temporary fatbin's file apart from other tests'.
+fn sass_listing(kernels: &KernelBundle, name: &str) -> Option<String> {
+    let nvcc = kernels
+        .status
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("nvcc "))?;
+    let cuobjdump = kernel_build::find_cuobjdump(nvcc.as_ref())?;
+    let fatbin =
+        std::env::temp_dir().join(format!("flashlab-{name}-{}.fatbin", std::process::id()));
+    std::fs::write(&fatbin, kernels.fatbin).unwrap();
+    let listing = kernel_build::sass_listing(&cuobjdump, &fatbin);
+    std::fs::remove_file(&fatbin).unwrap();
+    Some(listing.unwrap())
+}
+
 /// The special registers each function of a `cuobjdump -sass` listing reads (`SR_CLOCKLO`,
 /// `SR_GLOBALTIMERLO`, ...), by function name.
 fn special_registers(listing: &str) -> Vec<(String, std::collections::BTreeSet<String>)> {
@@ -263,26 +281,11 @@ fn only_the_timeline_kernels_read_the_clocks() {
         if !info.timeline {
             continue;
         }
-        // The cuobjdump beside the nvcc that compiled the stage (its status's first line).
-        let nvcc = info
-            .kernels
-            .status
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("nvcc "));
-        let Some(cuobjdump) = nvcc.and_then(|n| kernel_build::find_cuobjdump(n.as_ref())) else {
+        let Some(listing) = sass_listing(info.kernels, info.slug) else {
             unchecked.push(info.number.to_string());
             continue;
         };
-        let fatbin = std::env::temp_dir().join(format!(
-            "flashlab-{}-{}.fatbin",
-            info.slug,
-            std::process::id()
-        ));
-        std::fs::write(&fatbin, info.kernels.fatbin).unwrap();
-        let listing = kernel_build::sass_listing(&cuobjdump, &fatbin);
-        std::fs::remove_file(&fatbin).unwrap();
-        let functions = special_registers(&listing.unwrap());
+        let functions = special_registers(&listing);
         let mut timeline_kernels = 0;
         for (kernel, registers) in &functions {
             let is_attention = info.dtypes.iter().any(|d| {
@@ -359,12 +362,7 @@ fn special_registers_are_read_from_the_instructions() {
 #[test]
 fn the_l2_flush_loads_are_not_evict_first() {
     let kernels = &harness::sol::KERNELS;
-    let nvcc = kernels
-        .status
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("nvcc "));
-    let Some(cuobjdump) = nvcc.and_then(|n| kernel_build::find_cuobjdump(n.as_ref())) else {
+    let Some(listing) = sass_listing(kernels, "harness") else {
         let message = format!(
             "the harness's kernels were not compiled by an nvcc with a cuobjdump beside it ({}): their loads were not read",
             kernels.status.lines().next().unwrap_or("no status")
@@ -372,11 +370,6 @@ fn the_l2_flush_loads_are_not_evict_first() {
         assert!(!required(), "{message}");
         return skip(message);
     };
-    let fatbin =
-        std::env::temp_dir().join(format!("flashlab-harness-{}.fatbin", std::process::id()));
-    std::fs::write(&fatbin, kernels.fatbin).unwrap();
-    let listing = kernel_build::sass_listing(&cuobjdump, &fatbin).unwrap();
-    std::fs::remove_file(&fatbin).unwrap();
     // Each global load's opcode (`LDG.E.EF.128`), by function, over every architecture.
     let mut loads: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     let mut function = String::new();

@@ -556,15 +556,15 @@ pub fn read_baseline_lines(reader: impl BufRead) -> (serde_json::Value, Vec<Deco
     (meta, rows)
 }
 
+/// The header's `l2_flush` for runs that flush with `l2_flush_read`.
+pub const L2_FLUSH: &str = "plain loads";
+
 // ANCHOR: table
 /// The decode results as markdown: per shape, each stage with the heuristic's splits, the
 /// newest stage's best split count of the sweep and its paged cache at each page size,
 /// the baselines, and each stage's ratio to the best baseline (the issue asks for every
 /// ratio). Where the run measured each shape's read floor, its column and the newest
 /// stage's ratio to it follow.
-/// The header's `l2_flush` for runs that flush with `l2_flush_read`.
-pub const L2_FLUSH: &str = "plain loads";
-
 pub fn decode_table(results: &DecodeResults) -> String {
     let read = results.header.read_gb_per_s;
     let has_floor = results.rows.iter().any(|r| r.kind == "read");
