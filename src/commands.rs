@@ -224,19 +224,29 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
     print_run_header(info, &gpu, &problem, report.seed);
     let tiles = stage.decode().expect("a decode stage").tiles();
     let blocks = tiles.blocks_per_split(&problem);
-    let slots = (gpu.multiprocessors * report.blocks_per_sm) as usize;
+    let slots = report.slots;
     let rule = stage.decode().expect("a decode stage").split_rule();
+    let counted = match rule {
+        harness::decode::SplitRule::FlashAttention => format!(
+            "{} SMs x {} blocks each",
+            gpu.multiprocessors, report.blocks_per_sm
+        ),
+        harness::decode::SplitRule::OneWave => format!(
+            "{} SMs x {} KiB / {} KiB of K/V tile a block ({} blocks fit an SM)",
+            gpu.multiprocessors,
+            harness::decode::WAVE_TILE_BYTES_PER_SM / 1024,
+            tiles.kv_tile_bytes(problem.head_dim) / 1024,
+            report.blocks_per_sm
+        ),
+    };
     println!(
-        "splits   {} ({}; {blocks} blocks per split, {} slots = {} SMs x {} blocks each: wave efficiency {:.2})",
+        "splits   {} ({}; {blocks} blocks per split, {slots} slots = {counted}: wave efficiency {:.2})",
         report.splits,
         if report.splits_from == "given" {
             "--splits".to_string()
         } else {
             format!("the heuristic's choice, {rule}")
         },
-        slots,
-        gpu.multiprocessors,
-        report.blocks_per_sm,
         harness::decode::wave_efficiency(blocks, slots, report.splits)
     );
     if let Some(c) = &report.check {

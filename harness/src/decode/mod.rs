@@ -345,6 +345,11 @@ impl DecodeTiles {
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
         (2 * self.kv_slots * self.block_kv + self.rows) * head_dim as u32 * 2
     }
+
+    /// One key tile's K and V, 16-bit: what a block reads per step of its loop.
+    pub fn kv_tile_bytes(&self, head_dim: usize) -> usize {
+        2 * self.block_kv as usize * head_dim * 2
+    }
 }
 
 // ANCHOR: heuristic
@@ -402,7 +407,9 @@ pub enum SplitRule {
     /// of at least two key tiles: where the merge is fused and costs little, every slot
     /// is worth filling, but a second wave would start its blocks' pipelines cold after
     /// the first, and a split of one tile has no next tile to load while it computes
-    /// (stage 15).
+    /// (stage 15). Its wave is counted in bytes of K/V tile per SM, not in the blocks an
+    /// SM can hold ([`WAVE_TILE_BYTES_PER_SM`]): more blocks than stream the SM's share of
+    /// the bandwidth only add partials to merge.
     OneWave,
 }
 // ANCHOR_END: split_rule
@@ -414,9 +421,33 @@ impl fmt::Display for SplitRule {
                 "FlashAttention's rule: the fewest within 85% of the best wave efficiency"
             }
             SplitRule::OneWave => {
-                "one wave: the most splits one wave holds, two key tiles each at least"
+                "one wave of 32 KiB of K/V tile per SM: the most splits it holds, two key tiles each at least"
             }
         })
+    }
+}
+
+// ANCHOR: wave_bytes
+/// The K/V tile bytes one wave of [`SplitRule::OneWave`] gives each SM: one block at
+/// D = 128 (32 KiB of K and V tile), two at D = 64, and a D = 256 block on every other
+/// SM. In the H100 sweeps (bench/experiments/2026-11-26-decode-addresses, and the cold
+/// sweeps of bench/experiments/2026-11-26-decode-split-bytes) those were the best grids
+/// at each head dim, where counting blocks took two per SM at D = 128 and four at D = 64.
+pub const WAVE_TILE_BYTES_PER_SM: usize = 32 * 1024;
+// ANCHOR_END: wave_bytes
+
+impl SplitRule {
+    /// The block slots of one wave, for `sms` SMs that each hold `blocks_per_sm` blocks of
+    /// `kv_tile_bytes` tiles: FlashAttention counts the blocks an SM holds; one wave
+    /// counts [`WAVE_TILE_BYTES_PER_SM`] of tile per SM, never more blocks than fit.
+    pub fn slots(self, sms: usize, blocks_per_sm: usize, kv_tile_bytes: usize) -> usize {
+        let resident = sms * blocks_per_sm;
+        match self {
+            SplitRule::FlashAttention => resident,
+            SplitRule::OneWave => {
+                (sms * WAVE_TILE_BYTES_PER_SM / kv_tile_bytes).clamp(1, resident.max(1))
+            }
+        }
     }
 }
 
@@ -427,7 +458,8 @@ pub fn wave_efficiency(blocks: usize, sms: usize, splits: usize) -> f64 {
 }
 
 /// The split count of a run: the problem's own, or the heuristic's for `slots` block
-/// slots (SMs times the blocks one SM holds; FlashAttention-2 counts two per SM).
+/// slots ([`SplitRule::slots`]: SMs times the blocks one SM holds, as FlashAttention-2
+/// counts them, or in tile bytes).
 pub fn choose_splits(
     p: &DecodeProblem,
     tiles: &DecodeTiles,
@@ -508,7 +540,7 @@ pub trait DecodeStage: crate::Stage {
         )
     }
     /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
-    /// the split heuristic counts SMs times this as the GPU's block slots.
+    /// the most block slots per SM the split heuristic counts ([`SplitRule::slots`]).
     fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32> {
         let t = self.tiles();
         gpu.resident_blocks(
@@ -591,7 +623,7 @@ mod tests {
         assert!(num_splits_heuristic(1, 132, 6, MAX_SPLITS, FA) <= 6);
     }
 
-    /// Stage 15's rule on the H100 (one block of 128-key tiles per SM: 132 slots): every
+    /// Stage 15's rule on the H100 at D = 128 (32 KiB of tile per SM: 132 slots): every
     /// slot filled in one wave, where FlashAttention's rule settles for fewer.
     #[test]
     fn one_wave_fills_the_slots_once() {
@@ -628,6 +660,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// One wave counts tile bytes: on the H100's 132 SMs, two D = 64 blocks per
+    /// SM, one D = 128 block, a D = 256 block on every other SM; never more blocks than
+    /// fit. FlashAttention's rule counts the blocks that fit.
+    #[test]
+    fn one_wave_counts_tile_bytes() {
+        let tiles = DecodeTiles {
+            rows: 16,
+            block_kv: 64,
+            warps: 4,
+            wide_col_split: 2,
+            kv_slots: 3,
+        };
+        assert_eq!(
+            [64, 128, 256].map(|d| tiles.kv_tile_bytes(d) / 1024),
+            [16, 32, 64]
+        );
+        let one = |d: usize, fit: usize| SplitRule::OneWave.slots(132, fit, tiles.kv_tile_bytes(d));
+        assert_eq!((one(64, 4), one(128, 2), one(256, 1)), (264, 132, 66));
+        // Where fewer blocks fit than the bytes ask for, the blocks that fit.
+        assert_eq!(one(64, 1), 132);
+        let fa = SplitRule::FlashAttention.slots(132, 2, tiles.kv_tile_bytes(128));
+        assert_eq!(fa, 264);
+        // The sweeps' best counts, from the slots: batch 1 (8 blocks a split) at 8k keys
+        // (128 tiles) takes 16 splits at D = 128, 32 at D = 64, 8 at D = 256; batch 8
+        // (64 blocks) takes 2, 4 and 1.
+        let pick = |blocks, slots| {
+            num_splits_heuristic(blocks, slots, 128, MAX_SPLITS, SplitRule::OneWave)
+        };
+        assert_eq!(
+            (
+                pick(8, one(128, 2)),
+                pick(8, one(64, 4)),
+                pick(8, one(256, 1))
+            ),
+            (16, 32, 8)
+        );
+        assert_eq!(
+            (
+                pick(64, one(128, 2)),
+                pick(64, one(64, 4)),
+                pick(64, one(256, 1))
+            ),
+            (2, 4, 1)
+        );
     }
 
     #[test]

@@ -46,9 +46,11 @@ pub struct DecodeReport {
     pub splits: usize,
     /// "heuristic" or "given".
     pub splits_from: &'static str,
-    /// The split kernel's blocks one SM holds at once: the heuristic's slots are SMs
-    /// times this.
+    /// The split kernel's blocks one SM holds at once.
     pub blocks_per_sm: u32,
+    /// The block slots of one wave that the split heuristic counted
+    /// ([`SplitRule::slots`](super::SplitRule::slots)).
+    pub slots: usize,
     pub seed: u64,
     /// The worst checked sequence's numbers, with rows and NaN counts over all of them.
     pub check: Option<CheckReport>,
@@ -85,12 +87,13 @@ pub fn run_decode(
     gpu.check_stage(info)?;
     let tiles = decode.tiles();
     let blocks_per_sm = decode.blocks_per_sm(gpu, p)?;
-    let splits = choose_splits(
-        p,
-        &tiles,
-        (gpu.multiprocessors * blocks_per_sm) as usize,
-        decode.split_rule(),
+    let rule = decode.split_rule();
+    let slots = rule.slots(
+        gpu.multiprocessors as usize,
+        blocks_per_sm as usize,
+        tiles.kv_tile_bytes(p.head_dim),
     );
+    let splits = choose_splits(p, &tiles, slots, rule);
     check_splits(p, splits)?;
 
     let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
@@ -283,6 +286,7 @@ pub fn run_decode(
             "heuristic"
         },
         blocks_per_sm,
+        slots,
         seed,
         check,
         sequences_checked,
