@@ -653,7 +653,12 @@ fn dump_fatbin_writes_the_embedded_kernels() {
 /// chapter says of them: every stage row checked and passed.
 #[test]
 fn the_decode_records_regenerate_their_tables_and_plots() {
-    for record in ["record-decode", "record-decode-fused", "record-decode-d256"] {
+    for record in [
+        "record-decode",
+        "record-decode-fused",
+        "record-decode-d256",
+        "record-decode-h100",
+    ] {
         check_decode_record(record);
     }
 }
