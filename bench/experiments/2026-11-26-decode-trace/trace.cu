@@ -97,12 +97,12 @@ int main(int argc, char** argv) {
     // One traced launch (after a flush), then per-block times relative to the first entry.
     const int blocks = grid.x * grid.z;
     std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
-    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 16));
+    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
     flush();
     flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
     CK(cudaDeviceSynchronize());
     std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 16);
-    CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 16));
+    CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * sizeof(unsigned long long)));
     unsigned long long t0 = ~0ull, t_end = 0;
     for (int i = 0; i < blocks; ++i) {
         t0 = std::min(t0, tr[i * 16 + 0]);
