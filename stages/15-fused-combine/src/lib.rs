@@ -49,7 +49,8 @@ impl DecodeStage for FusedCombine {
         TILES
     }
 
-    /// The merge is fused and cheap: as many splits as one wave of blocks holds.
+    /// The merge is fused and cheap: as many splits as one wave of blocks holds, the wave
+    /// counted in K/V tile bytes per SM.
     fn split_rule(&self) -> SplitRule {
         SplitRule::OneWave
     }
