@@ -416,14 +416,16 @@ pub enum SplitRule {
 
 impl fmt::Display for SplitRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SplitRule::FlashAttention => {
-                "FlashAttention's rule: the fewest within 85% of the best wave efficiency"
-            }
-            SplitRule::OneWave => {
-                "one wave of 32 KiB of K/V tile per SM: the most splits it holds, two key tiles each at least"
-            }
-        })
+        match self {
+            SplitRule::FlashAttention => f.write_str(
+                "FlashAttention's rule: the fewest within 85% of the best wave efficiency",
+            ),
+            SplitRule::OneWave => write!(
+                f,
+                "one wave of {} KiB of K/V tile per SM: the most splits it holds, two key tiles each at least",
+                WAVE_TILE_BYTES_PER_SM / 1024
+            ),
+        }
     }
 }
 
@@ -639,7 +641,10 @@ mod tests {
         assert_eq!(num_splits_heuristic(8, 132, 64, MAX_SPLITS, one), 16);
         assert_eq!(num_splits_heuristic(64, 132, 64, MAX_SPLITS, one), 2);
         // `flashlab stage` names the rule beside its choice.
-        assert!(one.to_string().starts_with("one wave"));
+        assert!(
+            one.to_string()
+                .starts_with("one wave of 32 KiB of K/V tile per SM")
+        );
         assert!(FA.to_string().contains("85%"));
         // Stage 14's 264 slots: 33 would give 4 tiles a split as 32 does.
         assert_eq!(num_splits_heuristic(8, 264, 128, MAX_SPLITS, one), 32);
