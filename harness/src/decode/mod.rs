@@ -572,18 +572,23 @@ mod tests {
         DecodeProblem::uniform(1, 32, 8, 1, 8192, 128)
     }
 
-    #[test]
-    fn gqa_packs_the_group_into_one_tile() {
-        let p = problem();
-        assert_eq!(p.group(), 4);
-        assert_eq!(p.packed_rows(), 4);
-        let tiles = DecodeTiles {
+    /// Stage 14's and 15's tile shape.
+    fn tiles() -> DecodeTiles {
+        DecodeTiles {
             rows: 16,
             block_kv: 64,
             warps: 4,
             wide_col_split: 2,
             kv_slots: 3,
-        };
+        }
+    }
+
+    #[test]
+    fn gqa_packs_the_group_into_one_tile() {
+        let p = problem();
+        assert_eq!(p.group(), 4);
+        assert_eq!(p.packed_rows(), 4);
+        let tiles = tiles();
         assert_eq!(tiles.row_tiles(&p), 1);
         assert_eq!(
             (tiles.threads(64), tiles.threads(128), tiles.threads(256)),
@@ -672,13 +677,7 @@ mod tests {
     /// fit. FlashAttention's rule counts the blocks that fit.
     #[test]
     fn one_wave_counts_tile_bytes() {
-        let tiles = DecodeTiles {
-            rows: 16,
-            block_kv: 64,
-            warps: 4,
-            wide_col_split: 2,
-            kv_slots: 3,
-        };
+        let tiles = tiles();
         assert_eq!(
             [64, 128, 256].map(|d| tiles.kv_tile_bytes(d) / 1024),
             [16, 32, 64]
