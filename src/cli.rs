@@ -99,20 +99,31 @@ pub enum CausalSweep {
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Stages to run, e.g. 3,4,5 (default: every stage in the table this GPU can run).
+    /// Stages to run, e.g. 3,4,5 (default: every stage in the table this GPU can run; with
+    /// --decode, every decode stage, the last one named getting the split sweep).
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub stages: Option<Vec<u32>>,
     /// Sequence lengths (default 512,1024,2048,4096,8192,16384; --quick: 1024,4096).
-    #[arg(long, value_delimiter = ',', value_name = "S,...")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "S,...",
+        conflicts_with = "decode"
+    )]
     pub seqlens: Option<Vec<usize>>,
     /// Head dims (default 64,128; --quick: 128).
-    #[arg(long, value_delimiter = ',', value_name = "D,...")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "D,...",
+        conflicts_with = "decode"
+    )]
     pub dims: Option<Vec<usize>>,
     /// Causal mask: off, on or both.
-    #[arg(long, value_enum, default_value = "both")]
+    #[arg(long, value_enum, default_value = "both", conflicts_with = "decode")]
     pub causal: CausalSweep,
     /// A small sweep: seqlens 1024,4096 and head dim 128 (flags given explicitly win).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "decode")]
     pub quick: bool,
     /// Also time PyTorch SDPA (flash, cuDNN, efficient) and flash_attn on the same shapes.
     #[arg(long)]
@@ -123,17 +134,22 @@ pub struct BenchArgs {
     /// Also write the plots and results-table.md into the output folder.
     #[arg(long)]
     pub plots: bool,
-    /// bf16 or f16.
-    #[arg(long, default_value = "bf16")]
+    /// bf16 or f16 (the decode bench is bf16).
+    #[arg(long, default_value = "bf16", conflicts_with = "decode")]
     pub dtype: DType,
     /// Shape rule: batch = max(1, TOKENS / seqlen).
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, conflicts_with = "decode")]
     pub tokens: usize,
     /// Shape rule: query heads (K/V heads are the same: MHA).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, conflicts_with = "decode")]
     pub heads: usize,
     /// Skip rows whose stage needs more fp32 workspace than this (stage 1's S matrix).
-    #[arg(long, default_value_t = 2.0, value_name = "GIB")]
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        value_name = "GIB",
+        conflicts_with = "decode"
+    )]
     pub max_workspace_gib: f64,
     /// Input seed of every row (default: a fixed one, so runs are repeatable).
     #[arg(long)]
@@ -152,7 +168,8 @@ pub struct BenchArgs {
         long,
         value_delimiter = ',',
         value_name = "B,...",
-        default_value = "1,8,32"
+        default_value = "1,8,32",
+        requires = "decode"
     )]
     pub decode_batches: Vec<usize>,
     /// --decode: keys per sequence.
@@ -160,14 +177,15 @@ pub struct BenchArgs {
         long,
         value_delimiter = ',',
         value_name = "N,...",
-        default_value = "2048,8192,32768,131072"
+        default_value = "2048,8192,32768,131072",
+        requires = "decode"
     )]
     pub decode_cache_lens: Vec<usize>,
     /// --decode: leave out shapes with more cache tokens than this in all.
-    #[arg(long, value_name = "TOKENS", default_value_t = crate::bench::decode::DEFAULT_MAX_TOKENS)]
+    #[arg(long, value_name = "TOKENS", default_value_t = crate::bench::decode::DEFAULT_MAX_TOKENS, requires = "decode")]
     pub decode_max_tokens: usize,
     /// --decode: the head dim of every shape (64, 128 or 256).
-    #[arg(long, value_name = "D", default_value_t = crate::bench::decode::HEAD_DIM)]
+    #[arg(long, value_name = "D", default_value_t = crate::bench::decode::HEAD_DIM, requires = "decode")]
     pub decode_dim: usize,
     #[command(flatten)]
     pub timing: TimingArgs,

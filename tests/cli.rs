@@ -409,6 +409,71 @@ fn decode_bench_dry_run_lists_its_shapes_and_runs() {
     );
 }
 
+/// `bench --decode --stages` runs the decode stages named, the last one with the sweep;
+/// a prefill stage or a missing one is refused naming the decode stages, and the prefill
+/// bench's shape flags are refused beside --decode (as the decode flags are without it),
+/// never silently ignored.
+#[test]
+fn decode_bench_takes_stages_and_refuses_prefill_flags() {
+    let run = |args: &[&str]| {
+        Process::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(["bench", "--dry-run"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let shape = ["--decode-batches", "1", "--decode-cache-lens", "2048"];
+    let out = run(&[&["--decode", "--stages", "15"][..], &shape].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "  stage 15 batch 1 heads 32 (kv 8) q 1 cache 2048 dim 128 bf16 contiguous: 14 runs"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("stage 14"), "{text}");
+    let out = run(&[&["--decode", "--stages", "14"][..], &shape].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "stage 14 batch 1 heads 32 (kv 8) q 1 cache 2048 dim 128 bf16 contiguous: 14 runs"
+        ),
+        "{text}"
+    );
+    for (stage, why) in [
+        ("5", "stage 5 is a prefill stage"),
+        ("99", "there is no stage 99"),
+    ] {
+        let out = run(&["--decode", "--stages", stage]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "--stages {stage}: {why}; --decode runs the decode stages 14, 15"
+            )),
+            "{err}"
+        );
+    }
+    for flags in [
+        &["--decode", "--seqlens", "1024"][..],
+        &["--decode", "--dtype", "f16"],
+        &["--decode", "--quick"],
+    ] {
+        let out = run(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot be used with"), "{flags:?}: {err}");
+    }
+    let out = run(&["--decode-dim", "64"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--decode"));
+}
+
 /// `--decode-dim` sets every decode shape's head dim; one that a decode stage does not build
 /// is refused by name, with the dims they do.
 #[test]

@@ -39,6 +39,9 @@ pub const PAGE_SIZES: &[usize] = &[16, 64, 256];
 
 #[derive(Clone, Debug)]
 pub struct DecodeBenchConfig {
+    /// The decode stages to run (`--stages`); all of them by default. The last one gets
+    /// the sweep and the paged runs.
+    pub stages: Option<Vec<u32>>,
     pub batches: Vec<usize>,
     pub cache_lens: Vec<usize>,
     pub max_tokens: usize,
@@ -285,19 +288,40 @@ fn read_floor_row(
     row
 }
 
-/// The decode stages of the stage table, in its order.
-fn decode_stages() -> Vec<&'static dyn Stage> {
-    STAGES
+/// The decode stages of the stage table, in its order: those `--stages` names, or all. A
+/// number that is not a decode stage is refused, naming the decode stages.
+fn decode_stages(config: &DecodeBenchConfig) -> Result<Vec<&'static dyn Stage>> {
+    let all: Vec<&'static dyn Stage> = STAGES
         .iter()
         .copied()
         .filter(|s| s.info().workload == Workload::Decode)
-        .collect()
+        .collect();
+    let Some(wanted) = &config.stages else {
+        return Ok(all);
+    };
+    let numbers: Vec<String> = all.iter().map(|s| s.info().number.to_string()).collect();
+    for n in wanted {
+        if !all.iter().any(|s| s.info().number == *n) {
+            let what = match STAGES.iter().find(|s| s.info().number == *n) {
+                Some(_) => format!("stage {n} is a prefill stage"),
+                None => format!("there is no stage {n}"),
+            };
+            bail!(
+                "--stages {n}: {what}; --decode runs the decode stages {} (`flashlab list`)",
+                numbers.join(", ")
+            );
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|s| wanted.contains(&s.info().number))
+        .collect())
 }
 
 /// Runs the decode bench; the exit code is 1 when a stage row failed its check or errored.
 pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
     // The head dims every decode stage builds, so that each stage has a row at every shape.
-    let decode_stages = decode_stages();
+    let decode_stages = decode_stages(config)?;
     let dims: Vec<usize> = decode_stages
         .first()
         .map_or(&[][..], |s| s.info().head_dims)
@@ -319,7 +343,7 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
         );
     }
     if config.dry_run {
-        print!("{}", describe(config, &shapes));
+        print!("{}", describe(config, &decode_stages, &shapes));
         return Ok(0);
     }
     let gpu = Gpu::open().map_err(|e| {
@@ -444,7 +468,11 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
 /// What a decode bench would run: each shape, and per decode stage its heuristic run,
 /// then for the newest decode stage the split sweep (counts up to the shape's key tiles)
 /// and one run per page size.
-pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String {
+pub fn describe(
+    config: &DecodeBenchConfig,
+    decode_stages: &[&dyn Stage],
+    shapes: &[DecodeProblem],
+) -> String {
     let mut out = format!(
         "decode bench: {} shapes of at most {} cache tokens in all; per decode stage and shape, the heuristic's split count, and for the newest decode stage the sweep {:?} (up to the shape's key tiles) and pages of {:?}; per shape, the streaming read of its K/V bytes{}\n",
         shapes.len(),
@@ -457,7 +485,6 @@ pub fn describe(config: &DecodeBenchConfig, shapes: &[DecodeProblem]) -> String 
             ""
         }
     );
-    let decode_stages = decode_stages();
     for (i, stage) in decode_stages.iter().enumerate() {
         let tiles = stage.decode().expect("a decode stage").tiles();
         for p in shapes {

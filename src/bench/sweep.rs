@@ -260,6 +260,7 @@ impl crate::cli::BenchArgs {
     /// `--decode`'s configuration.
     pub fn decode_config(&self) -> super::decode::DecodeBenchConfig {
         super::decode::DecodeBenchConfig {
+            stages: self.stages.clone(),
             batches: self.decode_batches.clone(),
             cache_lens: self.decode_cache_lens.clone(),
             max_tokens: self.decode_max_tokens,
