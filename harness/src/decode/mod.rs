@@ -432,9 +432,9 @@ impl fmt::Display for SplitRule {
 // ANCHOR: wave_bytes
 /// The K/V tile bytes one wave of [`SplitRule::OneWave`] gives each SM: one block at
 /// D = 128 (32 KiB of K and V tile), two at D = 64, and a D = 256 block on every other
-/// SM. In the H100 sweeps (bench/experiments/2026-11-26-decode-addresses, and the cold
-/// sweeps of bench/experiments/2026-11-26-decode-split-bytes) those were the best grids
-/// at each head dim, where counting blocks took two per SM at D = 128 and four at D = 64.
+/// SM. In the H100's cold sweeps (bench/experiments/2026-11-26-decode-split-bytes) those
+/// were the best grids at each head dim, or within 2.4% of them, where counting blocks
+/// took two per SM at D = 128, four at D = 64 and one at D = 256.
 pub const WAVE_TILE_BYTES_PER_SM: usize = 32 * 1024;
 // ANCHOR_END: wave_bytes
 
