@@ -124,6 +124,16 @@ fn flashlab(args: &[&str]) -> (i32, String) {
     )
 }
 
+/// The standard output of a run that must succeed (its standard error if it did not).
+fn stdout_of_success(out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Bad input is refused before any GPU is touched, so these hold on every machine.
 #[test]
 fn bad_input_exits_2_with_a_clear_message() {
@@ -386,12 +396,7 @@ fn decode_bench_dry_run_lists_its_shapes_and_runs() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&out);
     assert!(text.starts_with("decode bench: 3 shapes"), "{text}");
     // 2048 keys are 32 tiles: the sweep stops at 32 (10 counts), plus the heuristic's run
     // and three page sizes; 64 x 128k is past the token limit.
@@ -424,12 +429,7 @@ fn decode_bench_takes_stages_and_refuses_prefill_flags() {
     };
     let shape = ["--decode-batches", "1", "--decode-cache-lens", "2048"];
     let out = run(&[&["--decode", "--stages", "15"][..], &shape].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&out);
     assert!(
         text.contains(
             "  stage 15 batch 1 heads 32 (kv 8) q 1 cache 2048 dim 128 bf16 contiguous: 14 runs"
@@ -495,12 +495,7 @@ fn decode_bench_takes_a_head_dim_the_decode_stages_build() {
             .unwrap()
     };
     let out = run("256");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout_of_success(&out);
     assert!(
         text.contains(
             "stage 15 batch 8 heads 32 (kv 8) q 1 cache 8192 dim 256 bf16 contiguous: 18 runs"
