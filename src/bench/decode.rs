@@ -302,9 +302,10 @@ fn decode_stages(config: &DecodeBenchConfig) -> Result<Vec<&'static dyn Stage>> 
     let numbers: Vec<String> = all.iter().map(|s| s.info().number.to_string()).collect();
     for n in wanted {
         if !all.iter().any(|s| s.info().number == *n) {
-            let what = match STAGES.iter().find(|s| s.info().number == *n) {
-                Some(_) => format!("stage {n} is a prefill stage"),
-                None => format!("there is no stage {n}"),
+            let what = if STAGES.iter().any(|s| s.info().number == *n) {
+                format!("stage {n} is a prefill stage")
+            } else {
+                format!("there is no stage {n}")
             };
             bail!(
                 "--stages {n}: {what}; --decode runs the decode stages {} (`flashlab list`)",
