@@ -35,6 +35,11 @@ struct FlushedTimer {
         CK(cudaMalloc(&flush_buf, flush_chunks * 16));
         CK(cudaMemset(flush_buf, 0, flush_chunks * 16));
         CK(cudaMalloc(&sink, 4));
+        // FLASHLAB_FLUSH_CARVEOUT=N (percent of the SM's L1 as shared memory, -1 the
+        // default): the flush kernel's carveout preference, which the SM may have to change
+        // back before a kernel that needs shared memory (session 17).
+        if (const char* c = getenv("FLASHLAB_FLUSH_CARVEOUT"))
+            CK(cudaFuncSetAttribute(flush_read_normal, cudaFuncAttributePreferredSharedMemoryCarveout, atoi(c)));
         CK(cudaEventCreate(&a));
         CK(cudaEventCreate(&b));
     }
@@ -61,12 +66,14 @@ struct FlushedTimer {
         CK(cudaFree(buf));
         return t;
     }
-    // Median microseconds of `launch()` between two events, each after a flush.
-    template <typename Launch>
-    float median_us(Launch launch) const {
+    // Median microseconds of `launch()` between two events, each after a flush and then
+    // `before()` (queued outside the events: trace.cu's warm-code launch).
+    template <typename Launch, typename Before>
+    float median_us(Launch launch, Before before) const {
         std::vector<float> us;
         for (int i = 0; i < 200; ++i) {
             flush();
+            before();
             CK(cudaEventRecord(a));
             launch();
             CK(cudaEventRecord(b));
@@ -77,5 +84,9 @@ struct FlushedTimer {
         }
         std::sort(us.begin(), us.end());
         return us[us.size() / 2];
+    }
+    template <typename Launch>
+    float median_us(Launch launch) const {
+        return median_us(launch, [] {});
     }
 };

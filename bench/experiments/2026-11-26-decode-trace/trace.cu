@@ -8,6 +8,18 @@
 //   6 the merging split past its count (past the fence after it, in the kernels that had one)
 //   7 its first chunk of partials in shared memory
 //
+// Since session 17 it prints two traces: that of the last of the timed launches (each after
+// a flush and the first event, as the bench times them), and that of one launch traced
+// alone after a flush and a copy of zeros into the trace buffer, the only trace before.
+// The two differ: see results.txt, session 17.
+// `trace BATCH CACHE_LEN SPLITS warm` runs every measurement twice: as above (cold), and
+// with a small launch of the same kernel (batch 1, 1024 keys, 16 splits, so its last
+// splits merge) queued after each flush and before the first event, which leaves the
+// kernel's code in the L2 while the big launch's K/V stay cold: is the code's fetch from
+// memory part of the time after the loop? FLASHLAB_PRE_READ_KIB and
+// FLASHLAB_FLUSH_CARVEOUT (flushed_timer.h) vary what comes between the flush and the
+// launch.
+//
 // Built by build.sh from the committed kernel plus trace.patch; a lab instrument, not a
 // stage: the numbers it printed are in results.txt.
 #include <cuda_runtime.h>
@@ -16,6 +28,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define FLASHLAB_HOST_WARPS 4
@@ -56,9 +69,10 @@ __device__ __forceinline__ unsigned smid() {
 
 int main(int argc, char** argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: trace BATCH CACHE_LEN SPLITS\n");
+        fprintf(stderr, "usage: trace BATCH CACHE_LEN SPLITS [warm]\n");
         return 2;
     }
+    const bool with_warm = argc > 4 && !strcmp(argv[4], "warm");
     const int batch = atoi(argv[1]), len = atoi(argv[2]), splits = atoi(argv[3]);
     const int heads = 32, kv_heads = 8, d = 128;
     const int key_tiles = (len + 63) / 64, tiles_per_split = (key_tiles + splits - 1) / splits;
@@ -82,27 +96,47 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&kv_copy, kv_chunks * 16));
     CK(cudaMemset(kv_copy, 1, kv_chunks * 16));
     auto flush = [&] { timer.flush(); };
-    auto median = [&](auto launch) { return timer.median_us(launch); };
+    // The warm-code launch: its own small problem, its last splits merge.
+    flashlab::DecodeParams small = random_decode_problem(1, 1024, heads, kv_heads, d, 16);
+    set_splits(small, 16);
+    auto warm_code = [&] { flash_decode_split_bf16_d128<<<dim3(16, 1, kv_heads), 128, smem>>>(small); };
+    // FLASHLAB_PRE_READ_KIB: a read of that many KiB queued last before the first event in
+    // both modes, so that the kernel before the timed one is the same in both.
+    const char* pre_env = getenv("FLASHLAB_PRE_READ_KIB");
+    const long long pre_chunks = pre_env ? atoll(pre_env) * 1024 / 16 : 0;
+    int4* pre_buf = nullptr;
+    if (pre_chunks) {
+        CK(cudaMalloc(&pre_buf, pre_chunks * 16));
+        CK(cudaMemset(pre_buf, 1, pre_chunks * 16));
+    }
     const double bytes = kv_elems * 2.0 * 2.0;
+    for (int warm = 0; warm <= (with_warm ? 1 : 0); ++warm) {
+    auto before = [&] {
+        if (warm) warm_code();
+        if (pre_chunks) timer.read(pre_buf, pre_chunks);
+    };
+    auto median = [&](auto launch) { return timer.median_us(launch, before); };
+    {
+        std::vector<unsigned long long> zero(static_cast<size_t>(grid.x * grid.z) * 16, 0);
+        CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
+    }
     const float t_kernel = median([&] { flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p); });
     CK(cudaGetLastError());
-    const float t_read = median([&] { timer.read(kv_copy, kv_chunks); });
-    const float t_empty = median([&] {});
-    printf("shape batch %d cache %d splits %d (%d tiles each), %d blocks, %s\n", batch, len, splits, tiles_per_split,
-           grid.x * grid.z, prop.name);
-    printf("events (us, median of 180, L2 flushed): stage 15 %.2f (%.0f GB/s), read of the same bytes %.2f (%.0f GB/s), "
-           "nothing %.2f\n",
-           t_kernel, bytes / t_kernel / 1e3, t_read, bytes / t_read / 1e3, t_empty);
+    printf("shape batch %d cache %d splits %d (%d tiles each), %d blocks, %s%s\n", batch, len, splits, tiles_per_split,
+           grid.x * grid.z, prop.name, warm ? ", CODE WARMED by a small launch after each flush" : "");
+    printf("events (us, median of 180, L2 flushed): stage 15 %.2f (%.0f GB/s)\n", t_kernel, bytes / t_kernel / 1e3);
 
-    // One traced launch (after a flush), then per-block times relative to the first entry.
+    // The trace of the last launch that wrote g_trace, per block relative to the first
+    // entry. A point a block wrote in an earlier launch (a split that merged then and not
+    // in the last one) is older than its entry, and is left out.
     const int blocks = grid.x * grid.z;
-    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
-    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
-    flush();
-    flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
-    CK(cudaDeviceSynchronize());
+    auto report = [&](const char* title) {
     std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 16);
     CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * sizeof(unsigned long long)));
+    for (int i = 0; i < blocks; ++i)
+        for (int e = 1; e < 8; ++e)
+            if (tr[i * 16 + e] < tr[i * 16 + 0]) tr[i * 16 + e] = 0;
+    printf("%s\n", title);
     unsigned long long t0 = ~0ull, t_end = 0;
     for (int i = 0; i < blocks; ++i) {
         t0 = std::min(t0, tr[i * 16 + 0]);
@@ -137,5 +171,20 @@ int main(int argc, char** argv) {
     for (int i = 0; i < blocks; ++i) per_sm[tr[i * 16 + 15]]++;
     int sm_max = *std::max_element(per_sm.begin(), per_sm.end()), sm_zero = std::count(per_sm.begin(), per_sm.end(), 0);
     printf("  blocks per SM: at most %d, %d SMs without a block\n", sm_max, sm_zero);
+    };
+    report("trace of the last timed launch (flush, first event, launch):");
+    const float t_read = median([&] { timer.read(kv_copy, kv_chunks); });
+    const float t_empty = median([&] {});
+    printf("events (us, median of 180, L2 flushed): read of the same bytes %.2f (%.0f GB/s), nothing %.2f\n", t_read,
+           bytes / t_read / 1e3, t_empty);
+    // One traced launch (after a flush), as before session 17.
+    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
+    flush();
+    before();  // its blocks write trace points too: the zeroing comes after it
+    CK(cudaMemcpyToSymbolAsync(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
+    flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
+    CK(cudaDeviceSynchronize());
+    report("one traced launch (flush, copy of zeros into the trace, launch):");
+    }
     return 0;
 }
