@@ -2,14 +2,15 @@
 //!
 //! Every stage's expected values come from here, so this file favours being evidently correct
 //! over being clever: for each row it forms all scores, applies the mask, and calls the
-//! two-pass softmax in [`crate::softmax::two_pass`]. No tiling, no online rescaling, no exp2.
+//! two-pass softmax in [`crate::softmax::two_pass_rows`]. No tiling, no online rescaling, no
+//! exp2.
 //! The same entry point can also emulate the math in bf16/f16 (see [`attention_rows`]), which
 //! is what the FlashAttention-3 tolerance compares a kernel against.
 
 use crate::dtype::{LowPrecision, Precision, round_f32};
 use crate::mask::Mask;
 use crate::shape::Shape;
-use crate::softmax::two_pass;
+use crate::softmax::two_pass_rows;
 use rayon::prelude::*;
 
 /// Output of a forward pass: `o` is `[batch, seqlen_q, heads, head_dim]`, `lse` is
@@ -178,14 +179,15 @@ fn row_f64(
     // Keys outside the mask's range would enter with score −∞ and weight exactly 0, so they
     // are left out rather than computed and discarded (half the work for causal masks).
     let keys = mask.key_range(id.row, shape.seqlen_q, shape.seqlen_k);
-    let mut scores = Vec::with_capacity(keys.len());
-    let mut values = Vec::with_capacity(keys.len() * shape.head_dim);
-    for j in keys {
-        let kj = kv_row(k, shape, id.batch, j, hk);
-        scores.push(qi.iter().zip(kj).map(|(a, b)| a * b).sum());
-        values.extend_from_slice(kv_row(v, shape, id.batch, j, hk));
-    }
-    let (o, lse) = two_pass(&scores, &values, shape.head_dim, scale);
+    let scores: Vec<f64> = keys
+        .clone()
+        .map(|j| {
+            let kj = kv_row(k, shape, id.batch, j, hk);
+            qi.iter().zip(kj).map(|(a, b)| a * b).sum()
+        })
+        .collect();
+    let values = keys.map(|j| kv_row(v, shape, id.batch, j, hk));
+    let (o, lse) = two_pass_rows(&scores, values, shape.head_dim, scale);
     RowResult {
         o,
         lse,

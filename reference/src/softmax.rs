@@ -41,13 +41,26 @@ pub fn softmax(scores: &[f64], scale: f64) -> Vec<f64> {
 
 /// Two-pass attention for one query row: `values` holds `scores.len()` rows of `head_dim`
 /// values, row-major. Returns `(O, LSE)`; a row whose scores are all −∞ gives `(0, −∞)`.
-/// This is the oracle's inner loop, deliberately written without any of the online tricks.
+/// This (as [`two_pass_rows`]) is the oracle's inner loop, deliberately written without any of
+/// the online tricks.
 pub fn two_pass(scores: &[f64], values: &[f64], head_dim: usize, scale: f64) -> (Vec<f64>, f64) {
     assert_eq!(
         values.len(),
         scores.len() * head_dim,
         "values must be [scores.len(), head_dim]"
     );
+    two_pass_rows(scores, values.chunks_exact(head_dim), head_dim, scale)
+}
+
+/// [`two_pass`] with the value rows given one by one, in the order of `scores`, rather than
+/// packed into one slice: the oracle hands over rows of V where they lie, since copying them
+/// out took two thirds of its time at long contexts (32k keys of head dim 256).
+pub fn two_pass_rows<'v>(
+    scores: &[f64],
+    values: impl IntoIterator<Item = &'v [f64]>,
+    head_dim: usize,
+    scale: f64,
+) -> (Vec<f64>, f64) {
     let max = scores
         .iter()
         .fold(f64::NEG_INFINITY, |m, &s| m.max(scale * s));
@@ -55,14 +68,18 @@ pub fn two_pass(scores: &[f64], values: &[f64], head_dim: usize, scale: f64) -> 
     if max == f64::NEG_INFINITY {
         return (o, f64::NEG_INFINITY);
     }
+    let mut values = values.into_iter();
     let mut sum = 0.0;
-    for (&s, v) in scores.iter().zip(values.chunks_exact(head_dim)) {
+    for &s in scores {
+        let v = values.next().expect("one value row per score");
+        assert_eq!(v.len(), head_dim, "value rows must have head_dim elements");
         let e = (scale * s - max).exp();
         sum += e;
         for (o_d, v_d) in o.iter_mut().zip(v) {
             *o_d += e * v_d;
         }
     }
+    assert!(values.next().is_none(), "one value row per score");
     for o_d in &mut o {
         *o_d /= sum;
     }
