@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Writes trace.patch: stage 15's kernel (the working tree's) with the eight TRACE points
+"""Writes trace.patch: stage 15's kernel (the working tree's) with the nine TRACE points
 that trace.cu defines. Run from the repository root after the kernel changes."""
 import difflib
 
 path = "stages/15-fused-combine/kernels/flash_decode_fused.cu"
 src = open(path).read()
 points = [
+    ("    extern __shared__ __align__(128) unsigned char smem[];\n", "    TRACE(8);\n"),
     ("    // ANCHOR_END: split_range\n", "    TRACE(0);\n"),
     ("        if (t == 0) {\n", "            TRACE(1);\n"),
     ("    __syncthreads();  // the ring is free: the merge below reuses it\n", "    TRACE(2);\n"),

@@ -3,7 +3,7 @@
 // the L2 flushed before each launch, as flashlab's decode runs do. Beside it, the same
 // bytes read by a kernel that only reads (the bench's read floor).
 //
-//   0 entry   1 first tile landed   2 key loop done   3 partial O/LSE written
+//   8 kernel entry (session 17)   0 this split's tiles known   1 first tile landed   2 key loop done   3 partial O/LSE written
 //   4 counted on the tile's counter   5 merge done (the last split of a row tile only)
 //   6 the merging split past its count (past the fence after it, in the kernels that had one)
 //   7 its first chunk of partials in shared memory
@@ -136,6 +136,10 @@ int main(int argc, char** argv) {
     for (int i = 0; i < blocks; ++i)
         for (int e = 1; e < 8; ++e)
             if (tr[i * 16 + e] < tr[i * 16 + 0]) tr[i * 16 + e] = 0;
+    unsigned long long first_in = ~0ull, first_0 = ~0ull;
+    for (int i = 0; i < blocks; ++i)
+        if (tr[i * 16 + 8]) first_in = std::min(first_in, tr[i * 16 + 8]), first_0 = std::min(first_0, tr[i * 16 + 0]);
+    if (first_in != ~0ull) printf("first kernel entry %.2f us before the first point 0\n", (first_0 - first_in) / 1000.0);
     printf("%s\n", title);
     unsigned long long t0 = ~0ull, t_end = 0;
     for (int i = 0; i < blocks; ++i) {
@@ -155,6 +159,8 @@ int main(int argc, char** argv) {
                x.size());
     };
     printf("traced launch: first entry to last block done %.2f us\n", (t_end - t0) / 1000.0);
+    stats("kernel entry to point 0 (session 17)",
+          [&](int i) { return tr[i * 16 + 8] ? (tr[i * 16 + 0] - tr[i * 16 + 8]) / 1000.0 : -1.0; });
     stats("entry (us after the first)", [&](int i) { return us(i, 0); });
     stats("first tile landed, after entry", [&](int i) { return us(i, 1) - us(i, 0); });
     stats("key loop, first tile to done", [&](int i) { return us(i, 2) - us(i, 1); });
