@@ -5,10 +5,12 @@
 #   session17.sh preread   call 2: the same, with a 64 KiB (then 4 MiB) read before the first event in both
 #   session17.sh timed     call 3: the trace of the last timed launch beside one launch traced alone
 #   session17.sh carveout  call 4: the flush kernel's shared-memory carveout: default, 100, 0
+#   session17.sh timed     call 5: as call 3, with the kernel-entry point (trace.patch since)
+#   session17.sh prefetch  call 6: trace against trace-prefetch (PATCH=trace-prefetch.patch build.sh)
 # Output: $OUT/session17-<mode>.txt (the committed session17-call*.txt).
 set -u
 cd "$(dirname "$0")"
-mode="${1:?usage: session17.sh warm|preread|timed|carveout}"
+mode="${1:?usage: session17.sh warm|preread|timed|carveout|prefetch}"
 shapes=("1 2048 16" "1 8192 16" "1 32768 16" "8 8192 2")
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -24,6 +26,8 @@ case "$mode" in
           echo "== carveout default, round $round"; timeout 90 ./trace $s
           echo "== carveout 100, round $round"; FLASHLAB_FLUSH_CARVEOUT=100 timeout 90 ./trace $s
           echo "== carveout 0, round $round"; FLASHLAB_FLUSH_CARVEOUT=0 timeout 90 ./trace $s; done; done ;;
+  prefetch) for round in 1 2 3; do for s in "${shapes[@]}"; do
+          for b in trace trace-prefetch; do echo "== $b, round $round"; timeout 90 ./$b $s; done; done; done ;;
   *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 } > "$OUT/session17-$mode.txt" 2>&1
