@@ -38,6 +38,7 @@
 //! | a fully masked row gives O = 0 and LSE = −∞ | `fully_masked_row_gives_zero_and_neg_inf`; `fully_masked_rows_give_zero_and_neg_inf_in_every_implementation` |
 //! | the oracle is the textbook formula | `tests/oracle.rs`: `oracle_equals_textbook_formula` |
 //! | GQA equals MHA with K and V repeated | `gqa_equals_mha_with_repeated_kv` |
+//! | rows computed together (sharing a K/V head) equal rows computed alone, bit for bit | `rows_computed_together_equal_rows_computed_alone` |
 //! | tiled FA2 equals the oracle for any Br, Bc | `tests/tiled.rs`: `tiled_equals_oracle_for_any_tile_sizes` |
 //! | split-KV over any partition equals the oracle | `split_kv_combine_equals_oracle`, `split_kv_merge_of_online_states_equals_oracle` |
 //! | the backward pass matches finite differences | `tests/backward.rs`: `backward_matches_finite_differences` |

@@ -3,7 +3,8 @@
 //! Every stage's expected values come from here, so this file favours being evidently correct
 //! over being clever: for each row it forms all scores, applies the mask, and calls the
 //! two-pass softmax in [`crate::softmax::two_pass_rows`]. No tiling, no online rescaling, no
-//! exp2.
+//! exp2. The one concession to speed is that rows whose query heads share a K/V head (GQA)
+//! read each key and value row together; each row's arithmetic is what it would be alone.
 //! The same entry point can also emulate the math in bf16/f16 (see [`attention_rows`]), which
 //! is what the FlashAttention-3 tolerance compares a kernel against.
 
@@ -12,6 +13,8 @@ use crate::mask::Mask;
 use crate::shape::Shape;
 use crate::softmax::two_pass_rows;
 use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// Output of a forward pass: `o` is `[batch, seqlen_q, heads, head_dim]`, `lse` is
 /// `[batch, heads, seqlen_q]` holding the natural-log log-sum-exp of the scaled scores.
@@ -145,11 +148,36 @@ pub fn attention_rows(
             "{id:?} is outside {shape:?}"
         );
     }
-    rows.par_iter()
-        .map(|&id| match precision {
-            Precision::F64 => row_f64(q, k, v, shape, mask, scale, id),
-            Precision::Emulated(p) => row_emulated(q, k, v, shape, mask, scale, id, p),
+    // The query heads of one GQA group read the same K/V head, and with the same batch element
+    // and query row they see the same keys of it. Such rows are computed together, so that each
+    // K and V row is read from memory (and, emulated, rounded) once for all of them rather than
+    // once per row: checking a decode step reads 32 rows' worth of K/V otherwise.
+    let mut groups: BTreeMap<(usize, usize, usize), Vec<usize>> = BTreeMap::new();
+    for (n, id) in rows.iter().enumerate() {
+        groups
+            .entry((id.batch, shape.kv_head(id.head), id.row))
+            .or_default()
+            .push(n);
+    }
+    let groups: Vec<Vec<usize>> = groups.into_values().collect();
+    let results: Vec<Vec<RowResult>> = groups
+        .par_iter()
+        .map(|members| {
+            let ids: Vec<RowId> = members.iter().map(|&n| rows[n]).collect();
+            match precision {
+                Precision::F64 => rows_f64(q, k, v, shape, mask, scale, &ids),
+                Precision::Emulated(p) => rows_emulated(q, k, v, shape, mask, scale, &ids, p),
+            }
         })
+        .collect();
+    let mut out: Vec<Option<RowResult>> = vec![None; rows.len()];
+    for (members, results) in groups.iter().zip(results) {
+        for (&n, result) in members.iter().zip(results) {
+            out[n] = Some(result);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every row is in a group"))
         .collect()
 }
 
@@ -165,104 +193,176 @@ fn kv_row<'a>(x: &'a [f64], shape: &Shape, b: usize, j: usize, hk: usize) -> &'a
     &x[start..start + shape.head_dim]
 }
 
-fn row_f64(
+/// The K/V head and the keys that every row of `ids` reads: [`attention_rows`] passes rows of
+/// one batch element and query row whose heads share a K/V head.
+fn shared_keys(shape: &Shape, mask: &Mask, ids: &[RowId]) -> (usize, Range<usize>) {
+    let first = ids[0];
+    let hk = shape.kv_head(first.head);
+    assert!(
+        ids.iter().all(|id| id.batch == first.batch
+            && id.row == first.row
+            && shape.kv_head(id.head) == hk),
+        "rows computed together must share their keys and values"
+    );
+    (
+        hk,
+        mask.key_range(first.row, shape.seqlen_q, shape.seqlen_k),
+    )
+}
+
+/// Exact rows for `ids` (see [`shared_keys`]): one pass over the keys forms every row's
+/// scores, then each row's two-pass softmax reads the value rows in place.
+fn rows_f64(
     q: &[f64],
     k: &[f64],
     v: &[f64],
     shape: &Shape,
     mask: &Mask,
     scale: f64,
-    id: RowId,
-) -> RowResult {
-    let hk = shape.kv_head(id.head);
-    let qi = q_row(q, shape, id);
+    ids: &[RowId],
+) -> Vec<RowResult> {
     // Keys outside the mask's range would enter with score −∞ and weight exactly 0, so they
     // are left out rather than computed and discarded (half the work for causal masks).
-    let keys = mask.key_range(id.row, shape.seqlen_q, shape.seqlen_k);
-    let scores: Vec<f64> = keys
-        .clone()
-        .map(|j| {
-            let kj = kv_row(k, shape, id.batch, j, hk);
-            qi.iter().zip(kj).map(|(a, b)| a * b).sum()
+    let (hk, keys) = shared_keys(shape, mask, ids);
+    let batch = ids[0].batch;
+    let queries: Vec<&[f64]> = ids.iter().map(|&id| q_row(q, shape, id)).collect();
+    let mut scores: Vec<Vec<f64>> = ids.iter().map(|_| Vec::with_capacity(keys.len())).collect();
+    for j in keys.clone() {
+        let kj = kv_row(k, shape, batch, j, hk);
+        for (qi, row_scores) in queries.iter().zip(&mut scores) {
+            row_scores.push(qi.iter().zip(kj).map(|(a, b)| a * b).sum());
+        }
+    }
+    scores
+        .iter()
+        .map(|row_scores| {
+            let values = keys.clone().map(|j| kv_row(v, shape, batch, j, hk));
+            let (o, lse) = two_pass_rows(row_scores, values, shape.head_dim, scale);
+            RowResult {
+                o,
+                lse,
+                lse_spread: 0.0,
+            }
         })
-        .collect();
-    let values = keys.map(|j| kv_row(v, shape, id.batch, j, hk));
-    let (o, lse) = two_pass_rows(&scores, values, shape.head_dim, scale);
-    RowResult {
-        o,
-        lse,
-        lse_spread: 0.0,
+        .collect()
+}
+
+/// One row's step 4 of the emulation (see [`attention_rows`]).
+struct EmulatedSoftmax {
+    max: f32,
+    exps: Vec<f32>,
+    sum: f32,
+    /// `e_j / l` rounded to the dtype: the P that multiplies V.
+    probs: Vec<f32>,
+}
+
+impl EmulatedSoftmax {
+    fn new(scores: &[f64], p: LowPrecision) -> Self {
+        let max = scores
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &s| m.max(s as f32));
+        let exps: Vec<f32> = scores.iter().map(|&s| (s as f32 - max).exp()).collect();
+        let sum = exps.iter().fold(0.0f32, |acc, &e| acc + e);
+        let probs = exps
+            .iter()
+            .map(|&e| p.round(f64::from(e / sum)) as f32)
+            .collect();
+        EmulatedSoftmax {
+            max,
+            exps,
+            sum,
+            probs,
+        }
     }
 }
 
+/// Emulated rows for `ids` (see [`shared_keys`]), each computed exactly as it would be alone:
+/// the rows only share the rounding of each K and V row to `p`, done once for all of them.
 #[allow(clippy::too_many_arguments)]
-fn row_emulated(
+fn rows_emulated(
     q: &[f64],
     k: &[f64],
     v: &[f64],
     shape: &Shape,
     mask: &Mask,
     scale: f64,
-    id: RowId,
+    ids: &[RowId],
     p: LowPrecision,
-) -> RowResult {
-    let hk = shape.kv_head(id.head);
-    let d = shape.head_dim;
-    let qi = p.rounded(q_row(q, shape, id));
-    let scale_f32 = round_f32(scale);
-    let keys = mask.key_range(id.row, shape.seqlen_q, shape.seqlen_k);
+) -> Vec<RowResult> {
+    let (hk, keys) = shared_keys(shape, mask, ids);
+    let (batch, d) = (ids[0].batch, shape.head_dim);
     if keys.is_empty() {
-        return RowResult {
+        let masked = RowResult {
             o: vec![0.0; d],
             lse: f64::NEG_INFINITY,
             lse_spread: 0.0,
         };
+        return vec![masked; ids.len()];
     }
+    // Step 1.
+    let queries: Vec<Vec<f64>> = ids
+        .iter()
+        .map(|&id| p.rounded(q_row(q, shape, id)))
+        .collect();
+    let scale_f32 = round_f32(scale);
     // Steps 2 and 3: scores in p, only for the keys the mask allows (the rest would be −∞),
     // each with its rounding error against the exact score of the same rounded inputs.
-    let (scores, score_errors): (Vec<f64>, Vec<f64>) = keys
-        .clone()
-        .map(|j| {
-            let kj = kv_row(k, shape, id.batch, j, hk);
+    let mut scores: Vec<Vec<f64>> = ids.iter().map(|_| Vec::with_capacity(keys.len())).collect();
+    let mut score_errors = scores.clone();
+    let mut kj = vec![0.0; d];
+    for j in keys.clone() {
+        kj.copy_from_slice(kv_row(k, shape, batch, j, hk));
+        p.round_slice(&mut kj);
+        for ((qi, row_scores), row_errors) in queries.iter().zip(&mut scores).zip(&mut score_errors)
+        {
             let (dot, exact) = qi
                 .iter()
-                .zip(kj)
+                .zip(&kj)
                 .fold((0.0f32, 0.0f64), |(acc, ex), (a, b)| {
-                    let b = p.round(*b);
-                    (acc + (*a as f32) * (b as f32), ex + a * b)
+                    (acc + (*a as f32) * (*b as f32), ex + a * b)
                 });
             let s = p.round(round_f32(p.round(f64::from(dot)) * scale_f32));
-            (s, (s - exact * scale).abs())
-        })
-        .unzip();
-    // Step 4: f32 softmax, P stored in p.
-    let max = scores
-        .iter()
-        .fold(f32::NEG_INFINITY, |m, &s| m.max(s as f32));
-    let exps: Vec<f32> = scores.iter().map(|&s| (s as f32 - max).exp()).collect();
-    let sum = exps.iter().fold(0.0f32, |acc, &e| acc + e);
-    let probs: Vec<f32> = exps
-        .iter()
-        .map(|&e| p.round(f64::from(e / sum)) as f32)
-        .collect();
-    // Step 5: PV with f32 accumulation, O stored in p.
-    let mut acc = vec![0.0f32; d];
-    for (j, &pj) in keys.zip(&probs) {
-        for (a, vd) in acc.iter_mut().zip(kv_row(v, shape, id.batch, j, hk)) {
-            *a += pj * p.round(*vd) as f32;
+            row_scores.push(s);
+            row_errors.push((s - exact * scale).abs());
         }
     }
-    let lse_spread = exps
-        .iter()
-        .zip(&score_errors)
-        .map(|(&e, &err)| (f64::from(e / sum) * err).powi(2))
-        .sum::<f64>()
-        .sqrt();
-    RowResult {
-        o: acc.iter().map(|&a| p.round(f64::from(a))).collect(),
-        lse: f64::from(max + sum.ln()),
-        lse_spread,
+    // Step 4: f32 softmax, P stored in p.
+    let softmaxes: Vec<EmulatedSoftmax> =
+        scores.iter().map(|s| EmulatedSoftmax::new(s, p)).collect();
+    // Step 5: PV with f32 accumulation, O stored in p.
+    let mut accs = vec![vec![0.0f32; d]; ids.len()];
+    let mut vj = vec![0.0f32; d];
+    for (n, j) in keys.enumerate() {
+        for (x, vd) in vj.iter_mut().zip(kv_row(v, shape, batch, j, hk)) {
+            *x = p.round(*vd) as f32;
+        }
+        for (acc, softmax) in accs.iter_mut().zip(&softmaxes) {
+            let pj = softmax.probs[n];
+            for (a, x) in acc.iter_mut().zip(&vj) {
+                *a += pj * x;
+            }
+        }
     }
+    // Step 6, and the LSE's error spread.
+    softmaxes
+        .iter()
+        .zip(&accs)
+        .zip(&score_errors)
+        .map(|((softmax, acc), errors)| {
+            let lse_spread = softmax
+                .exps
+                .iter()
+                .zip(errors)
+                .map(|(&e, &err)| (f64::from(e / softmax.sum) * err).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            RowResult {
+                o: acc.iter().map(|&a| p.round(f64::from(a))).collect(),
+                lse: f64::from(softmax.max + softmax.sum.ln()),
+                lse_spread,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -5,10 +5,14 @@ mod common;
 
 use common::{Problem, check_close, problem, problem_with, shape};
 use proptest::prelude::*;
+use reference::dtype::round_f32;
 use reference::oracle::{all_rows, attention_with_precision};
+use reference::softmax::two_pass;
 use reference::split_kv::{even_chunks, split_forward};
 use reference::tiled::flash_forward;
-use reference::{Align, LowPrecision, Mask, Precision, RowId, Shape, attention, attention_rows};
+use reference::{
+    Align, LowPrecision, Mask, Precision, RowId, RowResult, Shape, attention, attention_rows,
+};
 
 /// `O_i = Σ_j exp(scale·s_ij) v_j / Σ_j exp(scale·s_ij)` with no max subtraction at all:
 /// safe here because |scale·s| ≤ 2·3·3·8 keeps exp in range, and independent of the oracle's code.
@@ -77,6 +81,88 @@ fn append_coordinate(x: &[f64], head_dim: usize, value: f64) -> Vec<f64> {
     x.chunks_exact(head_dim)
         .flat_map(|row| row.iter().copied().chain(std::iter::once(value)))
         .collect()
+}
+
+/// One row of [`attention_rows`] computed alone, as the oracle computed every row before it
+/// took the rows sharing a K/V head together: the step numbers are those of its doc.
+fn one_row(p: &Problem, id: RowId, precision: Precision) -> RowResult {
+    let s = &p.shape;
+    let d = s.head_dim;
+    let hk = s.kv_head(id.head);
+    let q_start = s.q_index(id.batch, id.row, id.head, 0);
+    let qi = &p.q[q_start..q_start + d];
+    let kv = |x: &[f64], j: usize| {
+        let start = s.kv_index(id.batch, j, hk, 0);
+        x[start..start + d].to_vec()
+    };
+    let keys = p.mask.key_range(id.row, s.seqlen_q, s.seqlen_k);
+    let Precision::Emulated(low) = precision else {
+        let scores: Vec<f64> = keys
+            .clone()
+            .map(|j| qi.iter().zip(kv(&p.k, j)).map(|(a, b)| a * b).sum())
+            .collect();
+        let values: Vec<f64> = keys.flat_map(|j| kv(&p.v, j)).collect();
+        let (o, lse) = two_pass(&scores, &values, d, p.scale);
+        return RowResult {
+            o,
+            lse,
+            lse_spread: 0.0,
+        };
+    };
+    if keys.is_empty() {
+        return RowResult {
+            o: vec![0.0; d],
+            lse: f64::NEG_INFINITY,
+            lse_spread: 0.0,
+        };
+    }
+    let qi = low.rounded(qi);
+    let (mut scores, mut errors) = (Vec::new(), Vec::new());
+    for j in keys.clone() {
+        let kj = low.rounded(&kv(&p.k, j));
+        let (mut dot, mut exact) = (0.0f32, 0.0f64);
+        for (a, b) in qi.iter().zip(&kj) {
+            dot += (*a as f32) * (*b as f32);
+            exact += a * b;
+        }
+        let score = low.round(round_f32(low.round(f64::from(dot)) * round_f32(p.scale)));
+        scores.push(score);
+        errors.push((score - exact * p.scale).abs());
+    }
+    let max = scores
+        .iter()
+        .fold(f32::NEG_INFINITY, |m, &x| m.max(x as f32));
+    let exps: Vec<f32> = scores.iter().map(|&x| (x as f32 - max).exp()).collect();
+    let mut sum = 0.0f32;
+    for e in &exps {
+        sum += e;
+    }
+    let mut acc = vec![0.0f32; d];
+    for (j, e) in keys.zip(&exps) {
+        let pj = low.round(f64::from(e / sum)) as f32;
+        for (a, x) in acc.iter_mut().zip(low.rounded(&kv(&p.v, j))) {
+            *a += pj * x as f32;
+        }
+    }
+    let spread: f64 = exps
+        .iter()
+        .zip(&errors)
+        .map(|(&e, &err)| (f64::from(e / sum) * err).powi(2))
+        .sum();
+    RowResult {
+        o: acc.iter().map(|&a| low.round(f64::from(a))).collect(),
+        lse: f64::from(max + sum.ln()),
+        lse_spread: spread.sqrt(),
+    }
+}
+
+/// The bits of a row's results, so that 0 and −0 (or two NaNs) are told apart.
+fn bits(r: &RowResult) -> (Vec<u64>, u64, u64) {
+    (
+        r.o.iter().map(|x| x.to_bits()).collect(),
+        r.lse.to_bits(),
+        r.lse_spread.to_bits(),
+    )
 }
 
 proptest! {
@@ -164,6 +250,22 @@ proptest! {
             let start = p.shape.q_index(id.batch, id.row, id.head, 0);
             prop_assert_eq!(r.o.as_slice(), &full.o[start..start + p.shape.head_dim]);
             prop_assert_eq!(r.lse, full.lse[p.shape.lse_index(id.batch, id.head, id.row)]);
+        }
+    }
+
+    #[test]
+    fn rows_computed_together_equal_rows_computed_alone(p in problem(), picks in proptest::collection::vec(any::<usize>(), 0..10)) {
+        // All rows (every head of a GQA group together), then a few picked ones, repeats and
+        // lone heads of a group included.
+        let rows = all_rows(&p.shape);
+        let picked: Vec<RowId> = picks.iter().filter(|_| !rows.is_empty()).map(|&i| rows[i % rows.len()]).collect();
+        for precision in [Precision::F64, Precision::Emulated(LowPrecision::Bf16), Precision::Emulated(LowPrecision::F16)] {
+            for chosen in [&rows, &picked] {
+                let together = attention_rows(&p.q, &p.k, &p.v, &p.shape, &p.mask, p.scale, chosen, precision);
+                for (&id, got) in chosen.iter().zip(&together) {
+                    prop_assert_eq!(bits(got), bits(&one_row(&p, id, precision)), "{:?} {:?}", precision, id);
+                }
+            }
         }
     }
 
