@@ -24,6 +24,16 @@ impl LowPrecision {
         if !x.is_finite() || x == 0.0 {
             return x;
         }
+        // A bf16 is an f32 whose low 16 bits are zero, so such a value is recognised from its
+        // f32 bits and returned as it is. The emulated oracle rounds every K and V element it
+        // reads, and the harness's are all bf16 values already: this check costs a quarter of
+        // the rounding below.
+        if self == LowPrecision::Bf16 {
+            let f = x as f32;
+            if f64::from(f) == x && f.to_bits() & 0xffff == 0 {
+                return x;
+            }
+        }
         let (mantissa_bits, min_normal_exp, max) = match self {
             // bf16 has f32's exponent range: largest finite (2 − 2^-7)·2^127.
             LowPrecision::Bf16 => (7, -126, (2.0 - 2f64.powi(-7)) * 2f64.powi(127)),
@@ -153,11 +163,13 @@ mod tests {
     fn agrees_with_half_on_f32_inputs() {
         // `half` rounds f32 correctly, so on f32 inputs both must agree bit for bit. The sweep
         // covers every binade (subnormals, normals, overflow); the second list is made of exact
-        // bf16 ties (low 16 bits 0x8000) and exact f16-mantissa ties (low 13 bits 0x1000).
+        // bf16 ties (low 16 bits 0x8000) and exact f16-mantissa ties (low 13 bits 0x1000); the
+        // third is every bf16 value (which `round` returns early) and its f32 neighbours.
         let sweep = (1..0x7f80_0000u32).step_by(997);
         let bf16_ties = (0..0x7f80u32).map(|hi| hi << 16 | 0x8000);
         let f16_ties = (0..0x3_fc00u32).step_by(3).map(|hi| hi << 13 | 0x1000);
-        for bits in sweep.chain(bf16_ties).chain(f16_ties) {
+        let bf16_values = (1..0x7f80u32).flat_map(|hi| [(hi << 16) - 1, hi << 16, hi << 16 | 1]);
+        for bits in sweep.chain(bf16_ties).chain(f16_ties).chain(bf16_values) {
             let x = f32::from_bits(bits);
             for v in [x, -x] {
                 let want_bf16 = half::bf16::from_f32(v).to_f64();
