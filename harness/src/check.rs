@@ -84,24 +84,38 @@ pub fn rows_to_check(p: &Problem, seed: u64) -> Vec<RowId> {
 
 /// Checks a run's outputs (O as 16-bit patterns, LSE in fp32) against the oracle.
 pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f32]) -> CheckReport {
+    let (q, k, v) = (
+        inputs.to_f64(&inputs.q),
+        inputs.to_f64(&inputs.k),
+        inputs.to_f64(&inputs.v),
+    );
+    check_outputs_f64(p, inputs.seed, &q, &k, &v, o_bits, lse)
+}
+
+/// [`check_outputs`] given Q, K and V already widened to f64 ([`HostInputs::to_f64`]), and
+/// the inputs' seed, which picks the rows of a sampled check.
+pub fn check_outputs_f64(
+    p: &Problem,
+    seed: u64,
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    o_bits: &[u16],
+    lse: &[f32],
+) -> CheckReport {
     let nan_elements = o_bits
         .iter()
         .filter(|&&b| p.dtype.from_bits(b).is_nan())
         .count()
         + lse.iter().filter(|x| x.is_nan()).count();
 
-    let rows = rows_to_check(p, inputs.seed);
-    let (q, k, v) = (
-        inputs.to_f64(&inputs.q),
-        inputs.to_f64(&inputs.k),
-        inputs.to_f64(&inputs.v),
-    );
+    let rows = rows_to_check(p, seed);
     let (shape, mask, scale) = (p.shape, p.mask(), p.softmax_scale() as f64);
-    let exact = reference::attention_rows(&q, &k, &v, &shape, &mask, scale, &rows, Precision::F64);
+    let exact = reference::attention_rows(q, k, v, &shape, &mask, scale, &rows, Precision::F64);
     let lowp = reference::attention_rows(
-        &q,
-        &k,
-        &v,
+        q,
+        k,
+        v,
         &shape,
         &mask,
         scale,

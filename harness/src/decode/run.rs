@@ -6,7 +6,7 @@ use super::cache::{DecodeInputs, validate_block_table};
 use super::{
     DecodeLaunch, DecodeParams, DecodeProblem, KvLayout, check_splits, check_stage, choose_splits,
 };
-use crate::check::{CheckReport, check_outputs};
+use crate::check::{CheckReport, check_outputs_f64};
 use crate::error::CudaContext as _;
 use crate::timing::{Timing, TimingProtocol, gb_per_s, time_between};
 use crate::{AttnParams, Error, Gpu, Result, Stage};
@@ -309,7 +309,7 @@ pub fn run_decode(
 pub const FULL_CHECK_MACS: u128 = 1 << 32;
 
 /// Checks every element was written, then each checked sequence's rows against the
-/// oracle under the prefill stages' rule ([`check_outputs`]): the sequence as a batch-1
+/// oracle under the prefill stages' rule ([`check_outputs_f64`]): the sequence as a batch-1
 /// problem, its keys gathered through the layout.
 pub fn check_decode(
     p: &DecodeProblem,
@@ -343,9 +343,13 @@ pub fn check_decode(
     let reports: Vec<CheckReport> = sequences
         .iter()
         .map(|&b| {
-            check_outputs(
+            let [q, k, v] = inputs.sequence_f64(p, b);
+            check_outputs_f64(
                 &p.sequence_problem(b),
-                &inputs.sequence(p, b),
+                inputs.seed,
+                &q,
+                &k,
+                &v,
                 &o[b * q_rows..(b + 1) * q_rows],
                 &lse[b * lse_rows..(b + 1) * lse_rows],
             )
