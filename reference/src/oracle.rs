@@ -2,7 +2,7 @@
 //!
 //! Every stage's expected values come from here, so this file favours being evidently correct
 //! over being clever: for each row it forms all scores, applies the mask, and calls the
-//! two-pass softmax in [`crate::softmax::two_pass_rows`]. No tiling, no online rescaling, no
+//! two-pass softmax in [`crate::softmax::two_pass_shared`]. No tiling, no online rescaling, no
 //! exp2. The one concession to speed is that rows whose query heads share a K/V head (GQA)
 //! read each key and value row together; each row's arithmetic is what it would be alone.
 //! The same entry point can also emulate the math in bf16/f16 (see [`attention_rows`]), which
@@ -11,7 +11,7 @@
 use crate::dtype::{LowPrecision, Precision, round_f32};
 use crate::mask::Mask;
 use crate::shape::Shape;
-use crate::softmax::two_pass_rows;
+use crate::softmax::two_pass_shared;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -211,7 +211,7 @@ fn shared_keys(shape: &Shape, mask: &Mask, ids: &[RowId]) -> (usize, Range<usize
 }
 
 /// Exact rows for `ids` (see [`shared_keys`]): one pass over the keys forms every row's
-/// scores, then each row's two-pass softmax reads the value rows in place.
+/// scores, then one pass over the values their two-pass softmaxes.
 fn rows_f64(
     q: &[f64],
     k: &[f64],
@@ -233,16 +233,14 @@ fn rows_f64(
             row_scores.push(qi.iter().zip(kj).map(|(a, b)| a * b).sum());
         }
     }
-    scores
-        .iter()
-        .map(|row_scores| {
-            let values = keys.clone().map(|j| kv_row(v, shape, batch, j, hk));
-            let (o, lse) = two_pass_rows(row_scores, values, shape.head_dim, scale);
-            RowResult {
-                o,
-                lse,
-                lse_spread: 0.0,
-            }
+    let scores: Vec<&[f64]> = scores.iter().map(Vec::as_slice).collect();
+    let values = keys.map(|j| kv_row(v, shape, batch, j, hk));
+    two_pass_shared(&scores, values, shape.head_dim, scale)
+        .into_iter()
+        .map(|(o, lse)| RowResult {
+            o,
+            lse,
+            lse_spread: 0.0,
         })
         .collect()
 }

@@ -41,49 +41,71 @@ pub fn softmax(scores: &[f64], scale: f64) -> Vec<f64> {
 
 /// Two-pass attention for one query row: `values` holds `scores.len()` rows of `head_dim`
 /// values, row-major. Returns `(O, LSE)`; a row whose scores are all −∞ gives `(0, −∞)`.
-/// This (as [`two_pass_rows`]) is the oracle's inner loop, deliberately written without any of
-/// the online tricks.
+/// This (as [`two_pass_shared`]) is the oracle's inner loop, deliberately written without any
+/// of the online tricks.
 pub fn two_pass(scores: &[f64], values: &[f64], head_dim: usize, scale: f64) -> (Vec<f64>, f64) {
     assert_eq!(
         values.len(),
         scores.len() * head_dim,
         "values must be [scores.len(), head_dim]"
     );
-    two_pass_rows(scores, values.chunks_exact(head_dim), head_dim, scale)
+    let mut rows = two_pass_shared(&[scores], values.chunks_exact(head_dim), head_dim, scale);
+    rows.pop().expect("one row in, one row out")
 }
 
-/// [`two_pass`] with the value rows given one by one, in the order of `scores`, rather than
-/// packed into one slice: the oracle hands over rows of V where they lie, since copying them
-/// out took two thirds of its time at long contexts (32k keys of head dim 256).
-pub fn two_pass_rows<'v>(
-    scores: &[f64],
+/// [`two_pass`] for several query rows that weigh the same value rows, as the query heads of
+/// one GQA group do: `scores[r][j]` is row r's score for value row j, and `values` yields the
+/// value rows one by one. Returns each row's `(O, LSE)`, computed exactly as [`two_pass`]
+/// computes it for that row alone. The value rows are read once for all the rows, and where
+/// they lie rather than copied: at long contexts, reading them is what the oracle's softmax
+/// spends its time on (copying them for each row took two thirds of the whole oracle's).
+pub fn two_pass_shared<'v>(
+    scores: &[&[f64]],
     values: impl IntoIterator<Item = &'v [f64]>,
     head_dim: usize,
     scale: f64,
-) -> (Vec<f64>, f64) {
-    let max = scores
+) -> Vec<(Vec<f64>, f64)> {
+    let maxes: Vec<f64> = scores
         .iter()
-        .fold(f64::NEG_INFINITY, |m, &s| m.max(scale * s));
-    let mut o = vec![0.0; head_dim];
-    if max == f64::NEG_INFINITY {
-        return (o, f64::NEG_INFINITY);
-    }
-    let mut values = values.into_iter();
-    let mut sum = 0.0;
-    for &s in scores {
-        let v = values.next().expect("one value row per score");
+        .map(|row| row.iter().fold(f64::NEG_INFINITY, |m, &s| m.max(scale * s)))
+        .collect();
+    let mut sums = vec![0.0; scores.len()];
+    let mut outputs = vec![vec![0.0; head_dim]; scores.len()];
+    let mut value_rows = 0;
+    for (j, v) in values.into_iter().enumerate() {
         assert_eq!(v.len(), head_dim, "value rows must have head_dim elements");
-        let e = (scale * s - max).exp();
-        sum += e;
-        for (o_d, v_d) in o.iter_mut().zip(v) {
-            *o_d += e * v_d;
+        for (r, row) in scores.iter().enumerate() {
+            assert!(j < row.len(), "one value row per score");
+            // A row whose scores are all −∞ would compute exp(−∞ − (−∞)) = NaN: it is
+            // answered (0, −∞) below instead.
+            if maxes[r] == f64::NEG_INFINITY {
+                continue;
+            }
+            let e = (scale * row[j] - maxes[r]).exp();
+            sums[r] += e;
+            for (o_d, v_d) in outputs[r].iter_mut().zip(v) {
+                *o_d += e * v_d;
+            }
         }
+        value_rows = j + 1;
     }
-    assert!(values.next().is_none(), "one value row per score");
-    for o_d in &mut o {
-        *o_d /= sum;
-    }
-    (o, max + sum.ln())
+    assert!(
+        scores.iter().all(|row| row.len() == value_rows),
+        "one value row per score"
+    );
+    outputs
+        .into_iter()
+        .zip(maxes.into_iter().zip(sums))
+        .map(|(mut o, (max, sum))| {
+            if max == f64::NEG_INFINITY {
+                return (o, f64::NEG_INFINITY);
+            }
+            for o_d in &mut o {
+                *o_d /= sum;
+            }
+            (o, max + sum.ln())
+        })
+        .collect()
 }
 
 /// The running state of one query row's online softmax: everything a kernel keeps in registers
@@ -265,6 +287,23 @@ mod tests {
         let (o, lse) = two_pass(&[0.0, 3f64.ln()], &[4.0, 0.0, 0.0, 8.0], 2, 1.0);
         assert_relative_eq!(o.as_slice(), [1.0, 6.0].as_slice(), epsilon = 1e-14);
         assert_relative_eq!(lse, 4f64.ln(), epsilon = 1e-14);
+    }
+
+    #[test]
+    fn shared_values_give_each_row_its_own_two_pass() {
+        let values = [4.0, 0.0, 0.0, 8.0, 1.0, -1.0];
+        let rows: [&[f64]; 3] = [&[0.0, 3f64.ln(), MASKED], &[MASKED; 3], &[1.0, -2.0, 0.5]];
+        let shared = two_pass_shared(&rows, values.chunks_exact(2), 2, 0.7);
+        for (row, got) in rows.iter().zip(shared) {
+            assert_eq!(got, two_pass(row, &values, 2, 0.7));
+        }
+        assert_eq!(two_pass(rows[1], &values, 2, 0.7), (vec![0.0; 2], MASKED));
+    }
+
+    #[test]
+    #[should_panic(expected = "one value row per score")]
+    fn shared_values_must_match_the_scores() {
+        two_pass_shared(&[&[0.0, 1.0]], [[1.0].as_slice()], 1, 1.0);
     }
 
     #[test]
