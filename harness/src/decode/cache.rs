@@ -125,27 +125,37 @@ impl DecodeInputs {
     }
 
     /// [`DecodeInputs::sequence`]'s Q, K and V widened to f64 ([`HostInputs::to_f64`]) for
-    /// the oracle, K and V gathered and widened in one parallel pass: at long contexts they
-    /// are gigabytes, and gathering them as 16-bit patterns first took half as long again.
-    pub fn sequence_f64(&self, p: &DecodeProblem, b: usize) -> [Vec<f64>; 3] {
+    /// the oracle, written into `qkv` (whatever it held is overwritten). K and V are gathered
+    /// and widened in one parallel pass: at long contexts they are gigabytes, and gathering
+    /// them as 16-bit patterns first took half as long again. Passing the same buffers for
+    /// each sequence saves mapping fresh memory each time, which costs more than the widening.
+    pub fn sequence_f64(&self, p: &DecodeProblem, b: usize, qkv: &mut [Vec<f64>; 3]) {
         let row = p.kv_heads * p.head_dim;
         let q_rows = p.seqlen_q * p.heads * p.head_dim;
         let widen = |bits: u16| p.dtype.from_bits(bits) as f64;
-        let gather = |buf: &[u16]| {
-            let mut out = vec![0.0; p.seqlens_k[b] * row];
+        let [q, k, v] = qkv;
+        q.clear();
+        q.extend(
+            self.q[b * q_rows..(b + 1) * q_rows]
+                .iter()
+                .map(|&bits| widen(bits)),
+        );
+        let len = p.seqlens_k[b] * row;
+        for (out, buf) in [(k, &self.k), (v, &self.v)] {
+            // `vec!` takes zeroed pages from the system untouched, so that the threads below
+            // map them as they write; `resize` would zero them one by one on this thread.
+            if out.capacity() < len {
+                *out = vec![0.0; len];
+            } else {
+                out.resize(len, 0.0);
+            }
             out.par_chunks_mut(row).enumerate().for_each(|(j, key)| {
                 let r = self.key_row(p, b, j);
                 for (x, &bits) in key.iter_mut().zip(&buf[r * row..(r + 1) * row]) {
                     *x = widen(bits);
                 }
             });
-            out
-        };
-        let q = self.q[b * q_rows..(b + 1) * q_rows]
-            .iter()
-            .map(|&bits| widen(bits))
-            .collect();
-        [q, gather(&self.k), gather(&self.v)]
+        }
     }
 }
 
@@ -220,6 +230,8 @@ mod tests {
         let first: Vec<i32> = inputs.block_table[p.pages_per_seq()..p.pages_per_seq() + 8].to_vec();
         assert!(first.windows(2).any(|w| w[1] != w[0] + 1), "{first:?}");
         let mut seen = std::collections::HashSet::new();
+        // Reused from sequence to sequence, of other lengths, as check_decode does.
+        let mut qkv = [Vec::new(), Vec::new(), Vec::new()];
         for b in 0..p.batch {
             for j in 0..p.seqlens_k[b] {
                 assert!(
@@ -228,8 +240,8 @@ mod tests {
                 );
             }
             let seq = inputs.sequence(&p, b);
-            let widened = [&seq.q, &seq.k, &seq.v].map(|bits| seq.to_f64(bits));
-            assert_eq!(inputs.sequence_f64(&p, b), widened);
+            inputs.sequence_f64(&p, b, &mut qkv);
+            assert_eq!(qkv, [&seq.q, &seq.k, &seq.v].map(|bits| seq.to_f64(bits)));
             assert_eq!(seq.k.len(), p.seqlens_k[b] * 2 * 16);
             assert!(
                 seq.k

@@ -340,16 +340,19 @@ pub fn check_decode(
     };
     sequences.sort_unstable();
     let (q_rows, lse_rows) = (p.seqlen_q * p.heads * p.head_dim, p.heads * p.seqlen_q);
+    // One set of f64 buffers for every checked sequence: see DecodeInputs::sequence_f64.
+    let mut qkv = [Vec::new(), Vec::new(), Vec::new()];
     let reports: Vec<CheckReport> = sequences
         .iter()
         .map(|&b| {
-            let [q, k, v] = inputs.sequence_f64(p, b);
+            inputs.sequence_f64(p, b, &mut qkv);
+            let [q, k, v] = &qkv;
             check_outputs_f64(
                 &p.sequence_problem(b),
                 inputs.seed,
-                &q,
-                &k,
-                &v,
+                q,
+                k,
+                v,
                 &o[b * q_rows..(b + 1) * q_rows],
                 &lse[b * lse_rows..(b + 1) * lse_rows],
             )
