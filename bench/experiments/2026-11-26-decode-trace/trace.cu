@@ -18,7 +18,7 @@
 // kernel's code in the L2 while the big launch's K/V stay cold: is the code's fetch from
 // memory part of the time after the loop? FLASHLAB_PRE_READ_KIB and
 // FLASHLAB_FLUSH_CARVEOUT (flushed_timer.h) vary what comes between the flush and the
-// launch.
+// launch. FLASHLAB_TRACE_DUMP writes every block's loop of 20 launches to a file.
 //
 // Built by build.sh from the committed kernel plus trace.patch; a lab instrument, not a
 // stage: the numbers it printed are in results.txt.
@@ -179,6 +179,29 @@ int main(int argc, char** argv) {
     printf("  blocks per SM: at most %d, %d SMs without a block\n", sm_max, sm_zero);
     };
     report("trace of the last timed launch (flush, first event, launch):");
+    // FLASHLAB_TRACE_DUMP=FILE: 20 more launches as the timed ones, each block's points
+    // (us after the launch's first point 0) and SM appended to FILE as CSV: is a slow
+    // block's SM slow in every launch (session 17)?
+    if (const char* dump = getenv("FLASHLAB_TRACE_DUMP")) {
+        FILE* f = fopen(dump, "a");
+        if (!f) { perror(dump); exit(2); }
+        std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 16);
+        for (int launch = 0; launch < 20; ++launch) {
+            flush();
+            before();
+            CK(cudaEventRecord(timer.a));
+            flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p);
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * sizeof(unsigned long long)));
+            unsigned long long t0 = ~0ull;
+            for (int i = 0; i < blocks; ++i) t0 = std::min(t0, tr[i * 16 + 0]);
+            for (int i = 0; i < blocks; ++i) {
+                auto at = [&](int e) { return (static_cast<double>(tr[i * 16 + e]) - static_cast<double>(t0)) / 1000.0; };
+                fprintf(f, "%d,%d,%d,%d,%llu,%.3f,%.3f,%.3f\n", batch, len, launch, i, tr[i * 16 + 15], at(0), at(1), at(2));
+            }
+        }
+        fclose(f);
+    }
     const float t_read = median([&] { timer.read(kv_copy, kv_chunks); });
     const float t_empty = median([&] {});
     printf("events (us, median of 180, L2 flushed): read of the same bytes %.2f (%.0f GB/s), nothing %.2f\n", t_read,
