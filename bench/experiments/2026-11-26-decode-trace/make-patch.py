@@ -2,7 +2,8 @@
 """Writes trace.patch: stage 15's kernel (the working tree's) with the nine TRACE points
 that trace.cu defines. Run from the repository root after the kernel changes.
 With --prefetch, writes trace-prefetch.patch instead: the same, plus session 17's trial of
-an L2 prefetch of the split's first tiles before the sequence's length is known."""
+an L2 prefetch of the split's first tiles before the sequence's length is known. With
+--nochain, trace-nochain.patch: the splits stop after writing their partial results."""
 import difflib
 import sys
 
@@ -50,6 +51,14 @@ end = "    // ANCHOR_END: merge_splits\n"
 assert out.count(end) == 1
 out = out.replace(end, "    __syncthreads();\n    TRACE(5);\n" + end)
 name = "trace.patch"
+if "--nochain" in sys.argv[1:]:
+    # Session 17's bound: every split writes its partial results and stops; nothing is
+    # counted or merged, so O is wrong and only the time means anything. What a merge of
+    # any design could at most save.
+    stop = "    if (final_result) return;\n"
+    assert out.count(stop) == 1
+    out = out.replace(stop, "    return;  // session 17: no count, no merge (timing only)\n")
+    name = "trace-nochain.patch"
 if "--prefetch" in sys.argv[1:]:
     entry = "    TRACE(8);\n"
     assert out.count(entry) == 1

@@ -7,12 +7,13 @@
 #   session17.sh carveout  call 4: the flush kernel's shared-memory carveout: default, 100, 0
 #   session17.sh timed     call 5: as call 3, with the kernel-entry point (trace.patch since)
 #   session17.sh prefetch  call 6: trace against trace-prefetch (PATCH=trace-prefetch.patch build.sh)
+#   session17.sh nochain   call 12: trace against trace-nochain (PATCH=trace-nochain.patch build.sh)
 #   session17.sh dump      call 11: every block's loop of 20 launches, three shapes, two
 #                          processes each, to $OUT/session17-loops.csv
 # Output: $OUT/session17-<mode>.txt (the committed session17-call*.txt).
 set -u
 cd "$(dirname "$0")"
-mode="${1:?usage: session17.sh warm|preread|timed|carveout|prefetch|dump}"
+mode="${1:?usage: session17.sh warm|preread|timed|carveout|prefetch|nochain|dump}"
 shapes=("1 2048 16" "1 8192 16" "1 32768 16" "8 8192 2")
 {
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -28,8 +29,8 @@ case "$mode" in
           echo "== carveout default, round $round"; timeout 90 ./trace $s
           echo "== carveout 100, round $round"; FLASHLAB_FLUSH_CARVEOUT=100 timeout 90 ./trace $s
           echo "== carveout 0, round $round"; FLASHLAB_FLUSH_CARVEOUT=0 timeout 90 ./trace $s; done; done ;;
-  prefetch) for round in 1 2 3; do for s in "${shapes[@]}"; do
-          for b in trace trace-prefetch; do echo "== $b, round $round"; timeout 90 ./$b $s; done; done; done ;;
+  prefetch|nochain) for round in 1 2 3; do for s in "${shapes[@]}"; do
+          for b in trace trace-$mode; do echo "== $b, round $round"; timeout 90 ./$b $s; done; done; done ;;
   dump) echo "batch,keys,launch,block,sm,start_us,first_tile_us,loop_done_us" > "$OUT/session17-loops.csv"
         for round in 1 2; do for s in "1 32768 16" "1 8192 16" "8 8192 2"; do
           echo "== dump, round $round"; FLASHLAB_TRACE_DUMP="$OUT/session17-loops.csv" timeout 90 ./trace $s; done; done ;;
