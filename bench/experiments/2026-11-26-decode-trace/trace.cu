@@ -110,16 +110,15 @@ int main(int argc, char** argv) {
         CK(cudaMemset(pre_buf, 1, pre_chunks * 16));
     }
     const double bytes = kv_elems * 2.0 * 2.0;
+    const int blocks = grid.x * grid.z;
+    const std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
     for (int warm = 0; warm <= (with_warm ? 1 : 0); ++warm) {
     auto before = [&] {
         if (warm) warm_code();
         if (pre_chunks) timer.read(pre_buf, pre_chunks);
     };
     auto median = [&](auto launch) { return timer.median_us(launch, before); };
-    {
-        std::vector<unsigned long long> zero(static_cast<size_t>(grid.x * grid.z) * 16, 0);
-        CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
-    }
+    CK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
     const float t_kernel = median([&] { flash_decode_split_bf16_d128<<<grid, 128, smem>>>(p); });
     CK(cudaGetLastError());
     printf("shape batch %d cache %d splits %d (%d tiles each), %d blocks, %s%s\n", batch, len, splits, tiles_per_split,
@@ -129,7 +128,6 @@ int main(int argc, char** argv) {
     // The trace of the last launch that wrote g_trace, per block relative to the first
     // entry. A point a block wrote in an earlier launch (a split that merged then and not
     // in the last one) is older than its entry, and is left out.
-    const int blocks = grid.x * grid.z;
     auto report = [&](const char* title) {
     std::vector<unsigned long long> tr(static_cast<size_t>(blocks) * 16);
     CK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * sizeof(unsigned long long)));
@@ -207,7 +205,6 @@ int main(int argc, char** argv) {
     printf("events (us, median of 180, L2 flushed): read of the same bytes %.2f (%.0f GB/s), nothing %.2f\n", t_read,
            bytes / t_read / 1e3, t_empty);
     // One traced launch (after a flush), as before session 17.
-    std::vector<unsigned long long> zero(static_cast<size_t>(blocks) * 16, 0);
     flush();
     before();  // its blocks write trace points too: the zeroing comes after it
     CK(cudaMemcpyToSymbolAsync(g_trace, zero.data(), zero.size() * sizeof(unsigned long long)));
