@@ -5,7 +5,7 @@
 //! check instead of passing by luck.
 
 use super::{DecodeProblem, KvLayout};
-use crate::inputs::{HostInputs, normal_bits};
+use crate::inputs::normal_bits;
 use crate::{Error, Result};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -36,7 +36,7 @@ pub struct DecodeInputs {
 }
 
 impl DecodeInputs {
-    /// Seeded random Q, K and V, not zero-mean (as [`HostInputs`]), with NaN in every
+    /// Seeded random Q, K and V, not zero-mean (as [`HostInputs`](crate::inputs::HostInputs)), with NaN in every
     /// slot no sequence owns; a paged cache's pages are handed out in a shuffled order.
     pub fn generate(p: &DecodeProblem, seed: u64) -> DecodeInputs {
         let d = p.dtype;
@@ -103,32 +103,13 @@ impl DecodeInputs {
     }
 
     /// Sequence b's Q, K and V as a batch-1 prefill problem's inputs, K and V gathered
-    /// through the layout: what the oracle checks the kernel's rows of sequence b with.
-    pub fn sequence(&self, p: &DecodeProblem, b: usize) -> HostInputs {
-        let row = p.kv_heads * p.head_dim;
-        let q_rows = p.seqlen_q * p.heads * p.head_dim;
-        let gather = |buf: &[u16]| {
-            let mut out = Vec::with_capacity(p.seqlens_k[b] * row);
-            for j in 0..p.seqlens_k[b] {
-                let r = self.key_row(p, b, j);
-                out.extend_from_slice(&buf[r * row..(r + 1) * row]);
-            }
-            out
-        };
-        HostInputs {
-            dtype: p.dtype,
-            seed: self.seed,
-            q: self.q[b * q_rows..(b + 1) * q_rows].to_vec(),
-            k: gather(&self.k),
-            v: gather(&self.v),
-        }
-    }
-
-    /// [`DecodeInputs::sequence`]'s Q, K and V widened to f64 ([`HostInputs::to_f64`]) for
-    /// the oracle, written into `qkv` (whatever it held is overwritten). K and V are gathered
-    /// and widened in one parallel pass: at long contexts they are gigabytes, and gathering
-    /// them as 16-bit patterns first took half as long again. Passing the same buffers for
-    /// each sequence saves mapping fresh memory each time, which costs more than the widening.
+    /// through the layout, widened to f64 for the oracle
+    /// ([`HostInputs::to_f64`](crate::inputs::HostInputs::to_f64)): what check_decode
+    /// checks the kernel's rows of sequence b with. Written into `qkv` (whatever it held is
+    /// overwritten). K and V are gathered and widened in one parallel pass: at
+    /// long contexts they are gigabytes, and gathering them as 16-bit patterns first took
+    /// half as long again. Passing the same buffers for each sequence saves mapping fresh
+    /// memory each time, which costs more than the widening.
     pub fn sequence_f64(&self, p: &DecodeProblem, b: usize, qkv: &mut [Vec<f64>; 3]) {
         let row = p.kv_heads * p.head_dim;
         let q_rows = p.seqlen_q * p.heads * p.head_dim;
@@ -207,6 +188,29 @@ pub fn check_table_covers(p: &DecodeProblem, width: usize) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inputs::HostInputs;
+
+    /// Sequence b's Q, K and V gathered row by row as 16-bit patterns: the plain statement
+    /// that `sequence_f64` is checked against.
+    fn sequence(inputs: &DecodeInputs, p: &DecodeProblem, b: usize) -> HostInputs {
+        let row = p.kv_heads * p.head_dim;
+        let q_rows = p.seqlen_q * p.heads * p.head_dim;
+        let gather = |buf: &[u16]| {
+            let mut out = Vec::with_capacity(p.seqlens_k[b] * row);
+            for j in 0..p.seqlens_k[b] {
+                let r = inputs.key_row(p, b, j);
+                out.extend_from_slice(&buf[r * row..(r + 1) * row]);
+            }
+            out
+        };
+        HostInputs {
+            dtype: p.dtype,
+            seed: inputs.seed,
+            q: inputs.q[b * q_rows..(b + 1) * q_rows].to_vec(),
+            k: gather(&inputs.k),
+            v: gather(&inputs.v),
+        }
+    }
 
     fn paged(lens: Vec<usize>, page_size: usize) -> DecodeProblem {
         DecodeProblem {
@@ -239,7 +243,7 @@ mod tests {
                     "two keys share a row"
                 );
             }
-            let seq = inputs.sequence(&p, b);
+            let seq = sequence(&inputs, &p, b);
             inputs.sequence_f64(&p, b, &mut qkv);
             assert_eq!(qkv, [&seq.q, &seq.k, &seq.v].map(|bits| seq.to_f64(bits)));
             assert_eq!(seq.k.len(), p.seqlens_k[b] * 2 * 16);
