@@ -63,44 +63,63 @@ extern "C" __global__ void __launch_bounds__(256) ceiling_l2_to_smem(const int4*
 }
 
 // ANCHOR: read_ceiling
-// A read of all of `src`: every block reads 16-byte chunks in a grid-stride loop, four
-// independent loads in flight per thread, and keeps only their XOR, so nothing is written
-// but one impossible sink. Bytes: the buffer once. EVICT_FIRST reads with __ldcs
-// (streaming: no reuse expected), which allocates the lines evict-first; else plain loads.
-template <bool EVICT_FIRST>
-__device__ __forceinline__ void read_all(const int4* __restrict__ src, long long chunks, int* sink) {
-    auto load = [&](long long i) { return EVICT_FIRST ? __ldcs(src + i) : src[i]; };
+// The streaming read, the decode stages' roofline: a read of all of `src` that keeps only
+// the XOR of what it read, so nothing is written but one impossible sink. Bytes: the
+// buffer once. Each block of READ_THREADS threads reads one contiguous slab of
+// READ_THREADS * READ_LOADS 16-byte chunks (8 KiB), READ_LOADS independent loads a thread,
+// and the hardware hands the blocks to SMs as they free up (harness/src/sol.rs launches
+// one block a slab; with fewer, each block takes every gridDim.x-th slab). __ldcs:
+// streaming loads, their lines allocated evict-first. Until session 18 this was a
+// grid-stride loop, four blocks of 512 threads an SM with four loads in flight a thread
+// (still the flush's, below); that read 2-4% slower from 33.5 MB up, 3092 GB/s against
+// 3185 at 1 GiB on an H100, and as fast at 8 MB (bench/experiments/2026-11-26-read-floor;
+// book: "Stage 14: flash decode", "The roofline is a read").
+constexpr int READ_THREADS = 256, READ_LOADS = 2;
+#ifdef FLASHLAB_HOST_READ_THREADS  // harness/build.rs defines them; an experiment's nvcc line may not
+static_assert(READ_THREADS == FLASHLAB_HOST_READ_THREADS && READ_LOADS == FLASHLAB_HOST_READ_LOADS,
+              "the streaming read's slab differs from harness/src/tiles.rs");
+#endif
+extern "C" __global__ void __launch_bounds__(READ_THREADS) ceiling_read(const int4* __restrict__ src, long long chunks,
+                                                                        int* sink) {
+    const long long slab = static_cast<long long>(READ_THREADS) * READ_LOADS;
+    int acc = 0;
+    for (long long base = blockIdx.x * slab + threadIdx.x; base < chunks; base += gridDim.x * slab) {
+        int4 v[READ_LOADS];
+#pragma unroll
+        for (int u = 0; u < READ_LOADS; ++u) {
+            const long long i = base + u * READ_THREADS;
+            v[u] = i < chunks ? __ldcs(src + i) : make_int4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < READ_LOADS; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+    if (acc == 0x12345678) sink[0] = acc;  // keeps the reads; the odds for random data are 2^-32
+}
+// ANCHOR_END: read_ceiling
+
+// ANCHOR: l2_flush
+// The decode runs' L2 flush: a read of a buffer twice the L2's size with plain loads, in a
+// grid-stride loop, four blocks of 512 threads an SM with four loads in flight a thread.
+// A flush by ceiling_read's __ldcs allocates its lines evict-first, and a flush made of
+// evict-first lines evicts its own lines first: the last launch's K/V (evict-normal, as
+// cp.async.cg leaves them) stayed wherever they fit. Stage 15 at batch 1 with 8k keys
+// (33.5 MB, under the 50 MB L2) measured 2491 GB/s after that flush and 1680 after this
+// one, on an H100 (book: "Results", "A flush that did not flush").
+extern "C" __global__ void __launch_bounds__(512) l2_flush_read(const int4* __restrict__ src, long long chunks, int* sink) {
     const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
     int acc = 0;
     long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
     for (; i + 3 * stride < chunks; i += 4 * stride) {
         int4 v[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u) v[u] = load(i + u * stride);
+        for (int u = 0; u < 4; ++u) v[u] = src[i + u * stride];
 #pragma unroll
         for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
     for (; i < chunks; i += stride) {
-        const int4 v = load(i);
+        const int4 v = src[i];
         acc ^= v.x ^ v.y ^ v.z ^ v.w;
     }
-    if (acc == 0x12345678) sink[0] = acc;  // keeps the reads; the odds for random data are 2^-32
-}
-
-// The streaming read, the decode stages' roofline.
-extern "C" __global__ void __launch_bounds__(512) ceiling_read(const int4* __restrict__ src, long long chunks, int* sink) {
-    read_all<true>(src, chunks, sink);
-}
-// ANCHOR_END: read_ceiling
-
-// ANCHOR: l2_flush
-// The decode runs' L2 flush: the same read of a buffer twice the L2's size, with plain
-// loads. ceiling_read's __ldcs allocates its lines evict-first, and a flush made of
-// evict-first lines evicts its own lines first: the last launch's K/V (evict-normal, as
-// cp.async.cg leaves them) stayed wherever they fit. Stage 15 at batch 1 with 8k keys
-// (33.5 MB, under the 50 MB L2) measured 2491 GB/s after that flush and 1680 after this
-// one, on an H100 (book: "Results", "A flush that did not flush").
-extern "C" __global__ void __launch_bounds__(512) l2_flush_read(const int4* __restrict__ src, long long chunks, int* sink) {
-    read_all<false>(src, chunks, sink);
+    if (acc == 0x12345678) sink[0] = acc;
 }
 // ANCHOR_END: l2_flush

@@ -20,6 +20,7 @@ pub mod sol;
 mod stage;
 pub mod testing;
 pub mod tiled;
+pub mod tiles;
 pub mod timeline;
 pub mod timing;
 pub mod tma;

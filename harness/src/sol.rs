@@ -111,13 +111,15 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     })
 }
 
-/// Reads `src` (the copy's 1 GiB source, far past any L2) with 4 blocks of 512 threads
-/// per SM: bytes read per second.
+/// Reads `src` (the copy's 1 GiB source, far past any L2) with `ceiling_read`: bytes read
+/// per second.
 fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32>) -> Result<f64> {
-    let func = KERNELS.function(gpu, "ceiling_read")?;
+    let func = KERNELS.function(gpu, ReadKernel::Ceiling.name())?;
     let mut sink = sink(gpu, "read ceiling")?;
     let chunks = (src.len() * 4 / 16) as i64;
-    let t = time(gpu, protocol, || read_through(gpu, &func, src, &mut sink))?;
+    let t = time(gpu, protocol, || {
+        read_through(gpu, ReadKernel::Ceiling, &func, src, &mut sink)
+    })?;
     Ok(gb_per_s((chunks * 16) as f64, t.median_ms))
 }
 
@@ -131,20 +133,58 @@ fn sink(gpu: &Gpu, whose: &str) -> Result<cudarc::driver::CudaSlice<i32>> {
     )
 }
 
-/// Queues one read of all of `src` by `func` (`ceiling_read` or `l2_flush_read`, 4 blocks
-/// of 512 threads per SM): the read ceiling, and each [`StreamingRead`].
+/// The two reading kernels of `kernels/ceilings.cu` and how each is launched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKernel {
+    /// `ceiling_read`, the streaming read: one block of `READ_THREADS` threads for each slab
+    /// of `READ_THREADS * READ_LOADS` 16-byte chunks (`tiles.rs`).
+    Ceiling,
+    /// `l2_flush_read`, the decode runs' flush: a grid-stride loop, 4 blocks of 512 threads
+    /// per SM.
+    Flush,
+}
+
+impl ReadKernel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReadKernel::Ceiling => "ceiling_read",
+            ReadKernel::Flush => "l2_flush_read",
+        }
+    }
+
+    /// The launch that reads `chunks` 16-byte chunks on `gpu`.
+    pub fn launch_config(self, gpu: &Gpu, chunks: usize) -> LaunchConfig {
+        use crate::tiles::{READ_LOADS, READ_THREADS};
+        let (grid, block) = match self {
+            // At most 2^31 - 1 blocks; past that (2^40 chunks, 16 TiB) each block takes
+            // every gridDim.x-th slab.
+            ReadKernel::Ceiling => (
+                chunks
+                    .div_ceil((READ_THREADS * READ_LOADS) as usize)
+                    .clamp(1, i32::MAX as usize) as u32,
+                READ_THREADS,
+            ),
+            ReadKernel::Flush => (4 * gpu.multiprocessors, 512),
+        };
+        LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// Queues one read of all of `src` by `func`, the function of `kernel`: the read ceiling,
+/// and each [`StreamingRead`].
 pub fn read_through(
     gpu: &Gpu,
+    kernel: ReadKernel,
     func: &crate::Kernel,
     src: &cudarc::driver::CudaSlice<u32>,
     sink: &mut cudarc::driver::CudaSlice<i32>,
 ) -> Result<()> {
     let chunks = (src.len() * 4 / 16) as i64;
-    let cfg = LaunchConfig {
-        grid_dim: (4 * gpu.multiprocessors, 1, 1),
-        block_dim: (512, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = kernel.launch_config(gpu, chunks as usize);
     let mut b = gpu.stream().launch_builder(func);
     b.arg(src).arg(&chunks).arg(sink);
     // SAFETY: (const int4*, long long, int*): `src` holds `chunks` 16-byte chunks.
@@ -156,6 +196,7 @@ pub fn read_through(
 /// read floor ([`read_floor`], `ceiling_read`) and the decode runs' cold L2
 /// ([`StreamingRead::l2_flush`], `l2_flush_read`).
 pub struct StreamingRead {
+    kernel: ReadKernel,
     read: crate::Kernel,
     buffer: cudarc::driver::CudaSlice<u32>,
     sink: cudarc::driver::CudaSlice<i32>,
@@ -165,13 +206,19 @@ impl StreamingRead {
     /// A zeroed buffer of `bytes` (rounded up to 16) read by `ceiling_read`, `what` naming
     /// it in errors.
     pub fn new(gpu: &Gpu, bytes: usize, what: &str) -> Result<StreamingRead> {
-        StreamingRead::with_kernel(gpu, bytes, what, "ceiling_read")
+        StreamingRead::with_kernel(gpu, bytes, what, ReadKernel::Ceiling)
     }
 
-    fn with_kernel(gpu: &Gpu, bytes: usize, what: &str, kernel: &str) -> Result<StreamingRead> {
+    fn with_kernel(
+        gpu: &Gpu,
+        bytes: usize,
+        what: &str,
+        kernel: ReadKernel,
+    ) -> Result<StreamingRead> {
         let chunks = bytes.div_ceil(16);
         Ok(StreamingRead {
-            read: KERNELS.function(gpu, kernel)?,
+            kernel,
+            read: KERNELS.function(gpu, kernel.name())?,
             buffer: gpu.stream().alloc_zeros::<u32>(chunks * 4).allocating(
                 gpu,
                 chunks * 16,
@@ -201,13 +248,13 @@ impl StreamingRead {
             gpu,
             StreamingRead::l2_flush_bytes(gpu)?,
             "L2 flush",
-            "l2_flush_read",
+            ReadKernel::Flush,
         )
     }
 
     /// Queues one read of the whole buffer on `gpu`'s stream.
     pub fn queue(&mut self, gpu: &Gpu) -> Result<()> {
-        read_through(gpu, &self.read, &self.buffer, &mut self.sink)
+        read_through(gpu, self.kernel, &self.read, &self.buffer, &mut self.sink)
     }
 }
 
