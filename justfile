@@ -182,7 +182,7 @@ book: book-tools _layout-viz _flashlab _playground
     mkdir -p book/src/generated/timelines && cp bench/results/record-hopper/timelines/*.svg book/src/generated/timelines/
     cargo run --release --quiet -- plots --from bench/results/record-decode/decode.json --out book/src/generated/bench-decode
     cargo run --release --quiet -- plots --from bench/results/record-decode-fused/decode.json --out book/src/generated/bench-decode-fused
-    cargo run --release --quiet -- plots --from bench/results/record-decode-h100/decode.json --out book/src/generated/bench-decode-h100
+    cargo run --release --quiet -- plots --from bench/results/record-decode-h100-slab-read/decode.json --out book/src/generated/bench-decode-h100
     cd book && "{{mdbook}}" build
 
 # The playground's module: layout-viz-wasm for wasm32, bound by wasm-bindgen, into book/src/generated/playground/.

@@ -658,6 +658,7 @@ fn the_decode_records_regenerate_their_tables_and_plots() {
         "record-decode-fused",
         "record-decode-d256",
         "record-decode-h100",
+        "record-decode-h100-slab-read",
     ] {
         check_decode_record(record);
     }

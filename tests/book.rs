@@ -193,7 +193,7 @@ const RECORDS: &[(&str, &str)] = &[
 
 /// The decode runs of record (`flashlab bench --decode`), plotted by `just book` into
 /// book/src/generated: stage 14's, then stages 14 and 15 side by side (on the H200, then
-/// on the H100 with the L2 flush that flushes).
+/// on the H100 with the L2 flush that flushes and the slab read as roofline).
 const DECODE_RECORDS: &[(&str, &str)] = &[
     ("bench/results/record-decode/decode.json", "bench-decode"),
     (
@@ -201,7 +201,7 @@ const DECODE_RECORDS: &[(&str, &str)] = &[
         "bench-decode-fused",
     ),
     (
-        "bench/results/record-decode-h100/decode.json",
+        "bench/results/record-decode-h100-slab-read/decode.json",
         "bench-decode-h100",
     ),
 ];
