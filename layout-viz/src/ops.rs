@@ -42,6 +42,8 @@ pub enum OpError {
 }
 
 /// The operations `op` knows, named as CuTe's functions in kebab-case.
+// The variants' docs are clap's help text, where [PROFILE] is an optional argument, not a link.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OpName {
     /// coalesce LAYOUT [PROFILE]

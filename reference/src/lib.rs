@@ -4,7 +4,7 @@
 //! * [`softmax`]: the two-pass softmax and the [`OnlineSoftmax`] state FlashAttention is built on.
 //! * [`tiled`]: the FlashAttention-2 forward loop on the CPU, tile by tile.
 //! * [`split_kv`]: partial results over K/V chunks and their combine (flash-decoding).
-//! * [`backward`]: dQ, dK, dV from dO and the saved LSE.
+//! * [`backward`](mod@backward): dQ, dK, dV from dO and the saved LSE.
 //! * [`dtype`], [`fp8`], [`hadamard`]: low-precision emulation.
 //! * [`error`]: error metrics and tolerances, including FlashAttention-3's rule.
 //!

@@ -1,5 +1,5 @@
 //! Decode: a few new query rows per sequence against a long K/V cache, the shape a served
-//! model spends most of its time in. The prefill stages' [`Problem`](crate::Problem) has
+//! model spends most of its time in. The prefill stages' [`Problem`] has
 //! one key length and one contiguous cache; a decode batch has a length per sequence, and
 //! its cache may be a pool of pages reached through a block table ([`KvLayout`]).
 //!
@@ -71,7 +71,7 @@ pub struct DecodeProblem {
     pub seqlens_k: Vec<usize>,
     pub head_dim: usize,
     /// Bottom-right aligned per sequence: query i of sequence b sees key j when
-    /// j <= i + seqlens_k[b] - seqlen_q (the new tokens see each other causally).
+    /// `j <= i + seqlens_k[b] - seqlen_q` (the new tokens see each other causally).
     pub causal: bool,
     pub dtype: DType,
     pub scale: Option<f32>,
