@@ -210,6 +210,11 @@ rep("""    const int seqlen_k = p.seqlens_k[b], seqlen_q = p.attn.seqlen_q;
 """)
 
 start = out.index("    // ANCHOR: epilogue\n")
+# Stage 15's own weighting of the warps' shares, from the row and columns of a task to its
+# normalized O and LSE (the epilogue's loop body up to the writes), kept as the kernel has it.
+w0 = out.index("        const int row = task / (D / 4), col = task % (D / 4) * 4;\n        float m = -CUDART_INF_F;\n", start)
+w1 = out.index("        if (final_result) {\n", w0)
+WEIGHTING = out[w0:w1]
 end = out.index("    // ANCHOR_END: merge_splits\n")
 out = out[:start] + """    // ANCHOR: epilogue
     // (poll) One split: O and the LSE are final. Several: the merger (the last split) keeps
@@ -230,30 +235,7 @@ out = out[:start] + """    // ANCHOR: epilogue
     for (int k = 0; k < TASKS; ++k) {
         const int task = threadIdx.x + k * NT;
         if (task >= tasks) break;
-        const int row = task / (D / 4), col = task % (D / 4) * 4;
-        float m = -CUDART_INF_F;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) m = fmaxf(m, max_merge[w * ROWS + row]);
-        const float m_base = m == -CUDART_INF_F ? 0.f : m;
-        float scale[WARPS], sum = 0.f;
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            scale[w] = fast_exp2(max_merge[w * ROWS + row] - m_base);
-            sum += sum_merge[w * ROWS + row] * scale[w];
-        }
-        const float inv_sum = sum > 0.f ? 1.f / sum : 0.f;
-        float4 o = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-        for (int w = 0; w < WARPS; ++w) {
-            const float4 share = *reinterpret_cast<const float4*>(o_merge + (w * ROWS + row) * O_STRIDE + col);
-            const float f = scale[w] * inv_sum;
-            o.x += f * share.x, o.y += f * share.y, o.z += f * share.z, o.w += f * share.w;
-        }
-        const PackedRow pr = unpack_row(p, kv_head, row0 + row);
-        const long long at = q_row_offset(p.attn, b, pr.token, pr.head) + col;
-        const float lse = sum > 0.f ? (m_base + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
-        const long long lse_at = lse_index(p.attn, b, pr.head, pr.token);
-        if (final_result) {
+""" + WEIGHTING + """        if (final_result) {
             *reinterpret_cast<uint2*>(static_cast<T*>(p.attn.o) + at) = make_uint2(pack2<T>(o.x, o.y), pack2<T>(o.z, o.w));
             if (col == 0) p.attn.lse[lse_at] = lse;
         } else if (!merger) {

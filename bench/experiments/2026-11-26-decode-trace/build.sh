@@ -8,5 +8,7 @@ out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_fused_traced.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/${PATCH:-trace.patch}"
 cp "$here/trace.cu" "$here/flushed_timer.h" "$here/decode_problem.h" "$here/ck.h" "$out/"
-${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" -I "$out" \
-    -o "$out/trace" "$out/trace.cu"
+# TRACE_INCLUDE: another copy of stages/include (../2026-11-26-read-floor/build-hint.sh's),
+# TRACE_NAME: the binary's name.
+${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "${TRACE_INCLUDE:-$root/stages/include}" -I "$root/harness/kernels" -I "$out" \
+    -o "$out/${TRACE_NAME:-trace}" "$out/trace.cu"
