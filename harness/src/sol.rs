@@ -145,6 +145,7 @@ pub enum ReadKernel {
 }
 
 impl ReadKernel {
+    /// Its function's name in the harness's fatbin.
     pub fn name(self) -> &'static str {
         match self {
             ReadKernel::Ceiling => "ceiling_read",
