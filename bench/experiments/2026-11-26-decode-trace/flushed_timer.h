@@ -44,11 +44,13 @@ struct FlushedTimer {
         CK(cudaEventCreate(&b));
     }
     // Queues flashlab's streaming read of `chunks` 16-byte chunks of `src`: since session
-    // 18 ceiling_read reads a slab of 256 threads x 2 chunks a block, as harness/src/sol.rs
-    // launches it; the results of the experiments before were timed with its grid-stride
-    // form (../2026-11-26-read-floor's grid_stride_read, 2-4% slower from 33.5 MB up).
+    // 18 ceiling_read reads one slab of READ_THREADS x READ_LOADS chunks a block (its own
+    // constants, ceilings.cu), as harness/src/sol.rs launches it; the results of the
+    // experiments before were timed with its grid-stride form (../2026-11-26-read-floor's
+    // grid_stride_read, 2-4% slower from 33.5 MB up).
     void read(const int4* src, long long chunks) const {
-        ceiling_read<<<static_cast<unsigned>((chunks + 511) / 512), 256>>>(src, chunks, sink);
+        constexpr long long SLAB = static_cast<long long>(READ_THREADS) * READ_LOADS;
+        ceiling_read<<<static_cast<unsigned>((chunks + SLAB - 1) / SLAB), READ_THREADS>>>(src, chunks, sink);
     }
     // FLASHLAB_FLUSH: normal (the default since session 15: plain loads, as the harness's
     // l2_flush_read), ldcs (ceiling_read's evict-first loads, the flush of every result
