@@ -123,7 +123,7 @@ __device__ void fewer_instructions_attention(const AttnParams& p) {
 
         // Masking costs instructions, so only tiles that cross the sequence end or the
         // causal diagonal pay for it; all others are fully visible.
-        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+        const bool needs_mask = tile_needs_mask(p, kv_start, BLOCK_KV, q_start);
         float tile_max[2] = {-CUDART_INF_F, -CUDART_INF_F};
 #pragma unroll
         for (int n = 0; n < BLOCK_KV / 8; ++n) {

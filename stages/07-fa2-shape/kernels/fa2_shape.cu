@@ -124,7 +124,7 @@ __device__ void fa2_shape_attention(const AttnParams& p) {
 
         // Masking costs instructions, so only tiles that cross the sequence end or the
         // causal diagonal pay for it; all others are fully visible.
-        const bool needs_mask = kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
+        const bool needs_mask = tile_needs_mask(p, kv_start, BLOCK_KV, q_start);
         uint32_t p_rmem[MT][BLOCK_KV / 16][4];
 #pragma unroll
         for (int m = 0; m < MT; ++m) {  // the online softmax of m16 tile m

@@ -30,12 +30,6 @@ FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
 
-// A compile-time int as a value, for the generic lambdas below.
-template <int N>
-struct Int {
-    static constexpr int value = N;
-};
-
 template <typename T, int D>
 __device__ void mask_split_attention(const AttnParams& p) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -186,9 +180,6 @@ __device__ void mask_split_attention(const AttnParams& p) {
         }
     };
 
-    auto needs_mask = [&](int kv_start) {
-        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
-    };
 
     for (int t = 0; t < n_tiles; ++t) {
         // Refill the slot freed at the end of the previous iteration, then wait for tile
@@ -209,7 +200,7 @@ __device__ void mask_split_attention(const AttnParams& p) {
             softmax(Int<0>{}, MASKED, kv_start);
             softmax(Int<1>{}, MASKED, kv_start);
         };
-        if (needs_mask(kv_start))
+        if (tile_needs_mask(p, kv_start, BLOCK_KV, q_start))
             tile(Int<1>{});
         else
             tile(Int<0>{});

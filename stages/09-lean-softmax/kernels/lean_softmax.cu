@@ -38,12 +38,6 @@ FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 template <int D>
 __device__ __forceinline__ int tile_offset(int row, int col) { return tile_offset_swizzled<D>(row, col); }
 
-// A compile-time int as a value, for the generic lambdas below.
-template <int N>
-struct Int {
-    static constexpr int value = N;
-};
-
 template <typename T, int D>
 __device__ void lean_softmax_attention(const AttnParams& p) {
     extern __shared__ __align__(128) unsigned char smem[];
@@ -210,9 +204,6 @@ __device__ void lean_softmax_attention(const AttnParams& p) {
         }
     };
 
-    auto needs_mask = [&](int kv_start) {
-        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
-    };
     // ANCHOR: rescale_o_lazily
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
@@ -276,7 +267,7 @@ __device__ void lean_softmax_attention(const AttnParams& p) {
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) pv_step(v_smem_t, kk);
             }
         };
-        if (needs_mask(kv_start))
+        if (tile_needs_mask(p, kv_start, BLOCK_KV, q_start))
             tile(Int<1>{});
         else
             tile(Int<0>{});

@@ -9,6 +9,7 @@
 // flash decode"). Inside a block the four warps share each 64-key tile, 16 keys each,
 // every warp against all 16 rows, and their online softmax states merge once, at the end,
 // through shared memory.
+#include <flashlab/atomic.cuh>
 #include <flashlab/common.cuh>
 #include <flashlab/decode.cuh>
 #include <flashlab/fragments.cuh>
@@ -306,9 +307,7 @@ __device__ void flash_decode_split(const DecodeParams& p) {
     __syncthreads();
     if (threadIdx.x == 0) {
         int* count = p.split_counters + blockIdx.z * gridDim.y + blockIdx.y;
-        int before;
-        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(before) : "l"(count) : "memory");
-        last_split = before == p.num_splits - 1;
+        last_split = atomic_add_acq_rel_gpu(count, 1) == p.num_splits - 1;
         if (last_split) *count = 0;
     }
     __syncthreads();

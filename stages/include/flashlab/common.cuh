@@ -49,10 +49,24 @@ static_assert(offsetof(AttnParams, batch) == 48 && offsetof(AttnParams, heads) =
 #define FLASHLAB_SAME_AS_HOST(name) \
     static_assert(name == FLASHLAB_HOST_##name, #name " differs from the stage's src/tiles.rs")
 
+// A compile-time int as a value, for generic lambdas: `tile(Int<1>{})` compiles the tile's
+// masked variant, `decltype(MASKED)::value` reads it back.
+template <int N>
+struct Int {
+    static constexpr int value = N;
+};
+
 FL_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // The last key index query row `i` may see (exclusive bound), for causal masking.
 FL_HOST_DEVICE int causal_key_end(const AttnParams& p, int i) { return i + p.seqlen_k - p.seqlen_q + 1; }
+
+// Whether a tile of keys kv_start .. kv_start + block_kv - 1 needs a mask for a block whose
+// first query row is q_start: when it reaches past the keys, or (causal) past that row's
+// last key. The first row sees the fewest keys, so a tile whole for it is whole for all.
+FL_HOST_DEVICE bool tile_needs_mask(const AttnParams& p, int kv_start, int block_kv, int q_start) {
+    return kv_start + block_kv > p.seqlen_k || (p.causal && kv_start + block_kv > causal_key_end(p, q_start));
+}
 
 // Element offsets of row (b, s, h) in a BSHD tensor. 64-bit so that the product never
 // overflows before the bounds check the harness does (each tensor < 2^31 elements).
