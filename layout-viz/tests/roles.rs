@@ -1,4 +1,4 @@
-//! The models of stages 12 and 13 (`pipeline.rs`, `pingpong.rs`) copy the kernels'
+//! The models of stages 12, 13 and 16 (`pipeline.rs`, `pingpong.rs`) copy the kernels'
 //! arithmetic and order: hold the copies to the kernels' sources, so that a change to a
 //! kernel that the models (and the book's figures drawn from them) do not follow fails here.
 
@@ -35,110 +35,106 @@ fn find(lines: &[String], from: usize, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no line with `{needle}` after line {from}"))
 }
 
+const PIPELINE: &str = "stages/include/flashlab/hopper/pipeline.cuh";
+const PRODUCER: &str = "stages/include/flashlab/hopper/producer.cuh";
 const STAGE12: &str = "stages/12-warp-specialized/kernels/warp_specialized.cu";
 const STAGE13: &str = "stages/13-ping-pong/kernels/ping_pong.cu";
+const STAGE16: &str = "stages/16-overlap/kernels/overlap.cu";
 
 #[test]
 fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
-    for path in [STAGE12, STAGE13] {
-        let k = code(path);
-        // The producer: no wait on a slot's first use, then the release before, parity
-        // (use - 1) % 2, K before V, as `pipeline::Model` orders it.
-        let slot = find(&k, 0, "const int slot = t % NSTAGES, use = t / NSTAGES;");
-        let k_empty = find(
-            &k,
-            slot,
-            "if (use > 0) mbarrier_wait(&s.k_empty[slot], (use - 1) % 2);",
-        );
-        let k_issue = find(&k, k_empty, "mbarrier_arrive_expect_tx(&s.k_full[slot]");
-        let v_empty = find(
-            &k,
-            k_issue,
-            "if (use > 0) mbarrier_wait(&s.v_empty[slot], (use - 1) % 2);",
-        );
-        find(&k, v_empty, "mbarrier_arrive_expect_tx(&s.v_full[slot]");
-        // Barriers: full counts the producer's one arrival, empty one per consumer warp.
-        find(&k, 0, "mbarrier_init(&k_full[i], 1);");
-        find(&k, 0, "mbarrier_init(&k_empty[i], EMPTY_ARRIVALS<D>);");
-        find(&k, 0, "constexpr int EMPTY_ARRIVALS = CONSUMERS<D> * 4;");
-        find(&k, 0, "if (lane == 0) mbarrier_arrive(empty);");
-    }
+    // The ring's state: the slot and the parity of its use, which flips at each wrap.
+    let pipe = code(PIPELINE);
+    let advance = find(&pipe, 0, "__device__ __forceinline__ void advance() {");
+    find(&pipe, advance, "if (++index == SLOTS) {");
+    find(&pipe, advance, "phase ^= 1;");
+    // Full counts the producer's one arrival, empty one per consumer warp; the producer
+    // waits on empty with the opposite parity of the use it fills (a fresh barrier lets
+    // the first use through), a consumer on full with the use's parity, one lane a warp
+    // releases.
+    find(&pipe, 0, "mbarrier_init(&full[i], 1);");
+    find(&pipe, 0, "mbarrier_init(&empty[i], consumer_warps);");
+    find(&pipe, 0, "mbarrier_wait(&empty[st.index], st.phase ^ 1);");
+    find(&pipe, 0, "mbarrier_wait(&full[st.index], st.phase);");
+    find(&pipe, 0, "if (threadIdx.x % 32 == 0) mbarrier_arrive(&empty[st.index]);");
     for u in 0..8 {
-        assert_eq!(pipeline::empty_parity(u), (u > 0).then(|| (u - 1) % 2));
-        assert_eq!(pipeline::full_parity(u), u % 2);
+        let phase = u % 2;
+        assert_eq!(pipeline::full_parity(u), phase);
+        assert_eq!(pipeline::empty_parity_fresh_barrier(u), Some(phase ^ 1));
+        // The model's producer skips the wait on a slot's first use instead: the same
+        // protocol, since a fresh barrier's wait for parity 1 passes at once.
+        if u > 0 {
+            assert_eq!(pipeline::empty_parity(u), Some(phase ^ 1));
+        }
     }
-    // Stage 12's consumer: wait for K's tile of this use, parity use % 2, S, release K;
-    // then V the same way.
+    // The producer: K's slot acquired, then filled; then V's, as `pipeline::Model` orders it.
+    let prod = code(PRODUCER);
+    let loop_top = find(&prod, 0, "for (int t = 0; t < w.n_tiles; ++t, st.advance()) {");
+    let k_empty = find(&prod, loop_top, "s.bar->k.producer_acquire(st)");
+    let k_issue = find(&prod, k_empty, "s.bar->k.producer_expect(st, TILE_BYTES)");
+    let v_empty = find(&prod, k_issue, "s.bar->v.producer_acquire(st)");
+    find(&prod, v_empty, "s.bar->v.producer_expect(st, TILE_BYTES)");
+    // Stage 12's consumer: wait for K's tile, S, release K; then V the same way.
     let k = code(STAGE12);
-    let loop_top = find(
-        &k,
-        find(&k, 0, "mbarrier_wait(s.q_full, 0);"),
-        "const int slot = t % NSTAGES, use = t / NSTAGES;",
-    );
-    let wait_k = find(&k, loop_top, "mbarrier_wait(&s.k_full[slot], use % 2);");
-    let qk = find(&k, wait_k, "qk(s.k_slot(t));");
-    let rel_k = find(&k, qk, "release(&s.k_empty[slot]);");
-    let wait_v = find(&k, rel_k, "mbarrier_wait(&s.v_full[slot], use % 2);");
-    let pv = find(&k, wait_v, "pv(s.v_slot(t));");
-    find(&k, pv, "release(&s.v_empty[slot]);");
-    // Stage 13's consumer waits for K's tile t and V's tile t - 1 with the same formula.
-    let k = code(STAGE13);
-    find(&k, 0, "mbarrier_wait(&s.k_full[slot], (t / NSTAGES) % 2);");
+    find(&k, 0, "barriers.init(CONSUMERS<D> * 4);");
+    let loop_top = find(&k, 0, "for (int t = 0; t < w.n_tiles; ++t, st.advance()) {");
+    let wait_k = find(&k, loop_top, "s.bar->k.consumer_wait(st)");
+    let qk = find(&k, wait_k, "mma.qk_issue(s.k_slot(st));");
+    let rel_k = find(&k, qk, "s.bar->k.consumer_release(st)");
+    let wait_v = find(&k, rel_k, "s.bar->v.consumer_wait(st)");
+    let pv = find(&k, wait_v, "mma.pv_issue(s.v_slot(st));");
+    find(&k, pv, "s.bar->v.consumer_release(st)");
+    // Stage 16's consumer waits for K's tile t and V's tile t - 1 through the same state.
+    let k = code(STAGE16);
     find(
         &k,
         0,
-        "mbarrier_wait(&s.v_full[prev], ((t - 1) / NSTAGES) % 2);",
+        "s.bar->k.consumer_wait(st); s.bar->v.consumer_wait(prev)",
     );
 }
 
 #[test]
 fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
-    let k = code(STAGE13);
-    find(
-        &k,
-        0,
-        &format!("CONSUMERS_WROTE_O = {},", pingpong::CONSUMERS_WROTE_O),
-    );
-    find(&k, 0, &format!("MMA_TURN = {},", pingpong::MMA_TURN));
-    find(&k, 0, "constexpr int TURN_THREADS = 2 * 128;");
-    find(
-        &k,
-        0,
-        "auto take_turn = [&]() { named_barrier_sync(MMA_TURN + cwg, TURN_THREADS); };",
-    );
-    find(
-        &k,
-        0,
-        // With two consumers (d = 128, the model's case) the next one is 1 - cwg.
-        "auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (cwg + 1) % CONSUMERS<D>, TURN_THREADS); };",
-    );
+    for path in [STAGE13, STAGE16] {
+        let k = code(path);
+        find(
+            &k,
+            0,
+            &format!("CONSUMERS_WROTE_O = {},", pingpong::CONSUMERS_WROTE_O),
+        );
+        find(&k, 0, &format!("MMA_TURN = {},", pingpong::MMA_TURN));
+        find(&k, 0, "constexpr int TURN_THREADS = 2 * 128;");
+        find(
+            &k,
+            0,
+            "auto take_turn = [&]() { named_barrier_sync(MMA_TURN + wg, TURN_THREADS); };",
+        );
+        find(
+            &k,
+            0,
+            // With two consumers (d = 128, the model's case) the next one is 1 - wg.
+            "auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (wg + 1) % CONSUMERS<D>, TURN_THREADS); };",
+        );
+    }
     assert_eq!(pingpong::TURN_THREADS, 2 * 128);
-    // The free first turn, then the loop's order: turn, S_t, P V_{t-1}, pass, wait for S
-    // (one group may stay in flight), softmax, wait for P V, pack P; the last P V; and
-    // consumer 0's last sync.
-    let free = find(
-        &k,
-        0,
-        "if (cwg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);",
-    );
-    let first = find(&k, free, "take_turn();");
-    let s0 = find(&k, first, "qk_issue(s.k_slot(0));");
-    find(&k, s0, "pass_turn();");
+    // Stage 16, the model's program: the free first turn, then the loop's order: turn,
+    // S_t, P V_{t-1}, pass, wait for S (one group may stay in flight), softmax, wait for
+    // P V, pack P; the last P V; and consumer 0's last sync.
+    let k = code(STAGE16);
+    let free = find(&k, 0, "if (wg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);");
+    let first = find(&k, free, "take_turn()");
+    let s0 = find(&k, first, "mma.qk_issue(s.k_slot(st)); pass_turn();");
     let top = find(&k, s0, "for (int t = 1; t < w.n_tiles; ++t) {");
-    let turn = find(&k, top, "take_turn();");
-    let s = find(&k, turn, "qk_issue(s.k_slot(t));");
-    let pv = find(&k, s, "pv_issue(s.v_slot(t - 1));");
+    let turn = find(&k, top, "take_turn()");
+    let s = find(&k, turn, "mma.qk_issue(s.k_slot(st));");
+    let pv = find(&k, s, "mma.pv_issue(s.v_slot(prev));");
     let pass = find(&k, pv, "pass_turn();");
-    let wait1 = find(&k, pass, "wgmma_wait<1>();");
-    let softmax = find(&k, wait1, "softmax(Int<1>{}, kv_start);");
-    let wait0 = find(&k, softmax, "wgmma_wait<0>();");
-    let pack = find(&k, wait0, "pack_p();");
-    let last = find(&k, pack, "pv_issue(s.v_slot(last));");
-    let end = find(
-        &k,
-        last,
-        "if (cwg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);",
-    );
+    let wait1 = find(&k, pass, "mma.template wait_s<1>();");
+    let softmax = find(&k, wait1, "softmax_of_s(t * BLOCK_KV)");
+    let wait0 = find(&k, softmax, "mma.template wait_o<0>();");
+    let pack = find(&k, wait0, "mma.p_from_s();");
+    let last = find(&k, pack, "mma.pv_issue(s.v_slot(st));");
+    let end = find(&k, last, "if (wg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);");
     find(
         &k,
         end,

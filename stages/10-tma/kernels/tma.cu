@@ -27,21 +27,11 @@ FLASHLAB_SAME_AS_HOST(WARPS);
 FLASHLAB_SAME_AS_HOST(BLOCK_Q);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
 
-// A compile-time int as a value, for the generic lambdas below.
-template <int N>
-struct Int {
-    static constexpr int value = N;
-};
-
 template <typename T, int D>
 __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
     // ANCHOR: smem
-    // The 128-byte swizzle repeats every 1024 bytes and the copy engine swizzles by address
-    // bits, so each tile must start 1024-byte aligned; dynamic shared memory is only
-    // guaranteed 16, so the harness asks for 1 KiB more and the kernel aligns by hand.
-    extern __shared__ unsigned char smem_unaligned[];
-    unsigned char* smem = smem_unaligned + ((1024 - smem_addr(smem_unaligned) % 1024) % 1024);
-    T* q_smem = reinterpret_cast<T*>(smem);       // [D/64][BLOCK_Q][64], then O on its way out
+    // The tiles, 1024-byte aligned for the 128-byte swizzle (tma.cuh: dynamic_smem_1024).
+    T* q_smem = reinterpret_cast<T*>(dynamic_smem_1024());  // [D/64][BLOCK_Q][64], then O on its way out
     T* k_smem = q_smem + BLOCK_Q * D;             // [NSTAGES][D/64][BLOCK_KV][64]
     T* v_smem = k_smem + NSTAGES * BLOCK_KV * D;  // [NSTAGES][D/64][BLOCK_KV][64]
     // One barrier for Q, one per ring slot for its K and V tiles together.
@@ -57,22 +47,16 @@ __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
     const int n_tiles = ceil_div(kv_end, BLOCK_KV);
 
     // ANCHOR: issue
-    // One thread issues every copy. A [ROWS][D] tile is D / 64 boxes of 64 columns (the
-    // swizzle span), at coordinates (column, head, row, batch) of the [batch][seqlen][heads][D]
-    // tensor. The tensor map knows each tensor's seqlen, so rows past it arrive as zeros.
+    // One thread issues every copy, a [ROWS][D] tile as D / 64 boxes (tma.cuh: tma_load_tile).
     const bool leader = threadIdx.x == 0;
-    auto load_tile = [&](T* tile_smem, const TensorMap* map, uint64_t* bar, int rows, int head, int row0) {
-#pragma unroll
-        for (int c = 0; c < D / 64; ++c) tma_load_4d(tile_smem + c * rows * 64, map, bar, c * 64, head, row0, b);
-    };
     // Tile `tile`'s K and V into its slot: one arrival that expects both tiles' bytes (the
     // zero-filled ones count too), then the copies, which complete the phase as they land.
     auto issue_kv = [&](int tile) {
         if (!leader || tile >= n_tiles) return;
         const int slot = tile % NSTAGES;
         mbarrier_arrive_expect_tx(&kv_full[slot], 2 * BLOCK_KV * D * sizeof(T));
-        load_tile(k_smem + slot * BLOCK_KV * D, &maps.k, &kv_full[slot], BLOCK_KV, kv_head, tile * BLOCK_KV);
-        load_tile(v_smem + slot * BLOCK_KV * D, &maps.v, &kv_full[slot], BLOCK_KV, kv_head, tile * BLOCK_KV);
+        tma_load_tile<D, BLOCK_KV>(k_smem + slot * BLOCK_KV * D, &maps.k, &kv_full[slot], kv_head, tile * BLOCK_KV, b);
+        tma_load_tile<D, BLOCK_KV>(v_smem + slot * BLOCK_KV * D, &maps.v, &kv_full[slot], kv_head, tile * BLOCK_KV, b);
     };
 
     // Prologue: the barriers, made visible to the copy engine and then to every thread; Q;
@@ -83,7 +67,7 @@ __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
         for (int s = 0; s < NSTAGES; ++s) mbarrier_init(&kv_full[s], 1);
         mbarrier_init_fence();
         mbarrier_arrive_expect_tx(&q_full, BLOCK_Q * D * sizeof(T));
-        load_tile(q_smem, &maps.q, &q_full, BLOCK_Q, h, q_start);
+        tma_load_tile<D, BLOCK_Q>(q_smem, &maps.q, &q_full, h, q_start, b);
     }
     __syncthreads();
 #pragma unroll
@@ -222,9 +206,6 @@ __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
         }
     };
 
-    auto needs_mask = [&](int kv_start) {
-        return kv_start + BLOCK_KV > p.seqlen_k || (p.causal && kv_start + BLOCK_KV > causal_key_end(p, q_start));
-    };
     // ANCHOR: rescale_o_lazily
     // LAZY: O's rescale, before P V and only when some row of the warp needs it; the
     // warp-uniform branch costs a vote, and skips 128 FMUL per tile at D = 128.
@@ -290,7 +271,7 @@ __device__ void tma_attention(const AttnParams& p, const AttnTensorMaps& maps) {
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) pv_step(v_smem_t, kk);
             }
         };
-        if (needs_mask(kv_start))
+        if (tile_needs_mask(p, kv_start, BLOCK_KV, q_start))
             tile(Int<1>{});
         else
             tile(Int<0>{});

@@ -101,6 +101,18 @@ struct Timeline {
 };
 // ANCHOR_END: recorder
 
+// ANCHOR: phase_macro
+// A phase in one line: `FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(k); mma.wait_s<0>());` runs
+// the statements and records them as phase Qk of iteration t. In a timed build (tl is a
+// Timeline<false>) it is the statements alone.
+#define FL_PHASE(tl, phase, iteration, ...)               \
+    do {                                                  \
+        const uint64_t fl_phase_start_ = (tl).now();     \
+        __VA_ARGS__;                                      \
+        (tl).record(phase, iteration, fl_phase_start_);   \
+    } while (0)
+// ANCHOR_END: phase_macro
+
 }  // namespace flashlab
 
 // The timeline variants of a TMA stage whose kernel is `body<T, D, bool TIMELINE>`: bf16,

@@ -61,6 +61,28 @@ __device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.b
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 // ANCHOR_END: tma_store
 
+// ANCHOR: tma_load_tile
+// A [ROWS][D] tile of a [batch][seqlen][heads][D] tensor, as D / 64 boxes of 64 columns (the
+// swizzle's span) at coordinates (column, head, row, batch), each box ROWS x 64 in shared
+// memory one after the other. The tensor map knows the seqlen: rows past it arrive as zeros.
+template <int D, int ROWS, typename T>
+__device__ __forceinline__ void tma_load_tile(T* tile_smem, const TensorMap* map, uint64_t* bar, int head, int row0, int b) {
+#pragma unroll
+    for (int c = 0; c < D / 64; ++c) tma_load_4d(tile_smem + c * ROWS * 64, map, bar, c * 64, head, row0, b);
+}
+// ANCHOR_END: tma_load_tile
+
+// ANCHOR: smem_1024
+// The block's dynamic shared memory, 1024-byte aligned. The 128-byte swizzle repeats every
+// 1024 bytes and the copy engine swizzles by address bits, so each tile must start on such
+// a boundary; dynamic shared memory is only guaranteed 16, so the harness asks for 1 KiB
+// more and the kernel aligns by hand.
+__device__ __forceinline__ unsigned char* dynamic_smem_1024() {
+    extern __shared__ unsigned char smem_unaligned[];
+    return smem_unaligned + ((1024 - smem_addr(smem_unaligned) % 1024) % 1024);
+}
+// ANCHOR_END: smem_1024
+
 // Fetches a tensor map into the cache ahead of its first use.
 __device__ __forceinline__ void tma_prefetch(const TensorMap* map) { asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory"); }
 
