@@ -26,6 +26,8 @@ pub fn run(cli: Cli) -> Result<i32> {
 #[derive(Serialize)]
 struct StageRow {
     number: u32,
+    /// The stage whose kernel it changes by one idea (null for the first).
+    builds_on: Option<u32>,
     slug: &'static str,
     idea: &'static str,
     /// `sm_80+` or `sm_90a`: the GPUs the stage's kernels are built for.
@@ -46,6 +48,7 @@ fn list(json: bool) -> Result<i32> {
             let i = s.info();
             StageRow {
                 number: i.number,
+                builds_on: i.builds_on,
                 slug: i.slug,
                 idea: i.idea,
                 gpu: i.gpu.short_name(),
@@ -64,25 +67,36 @@ fn list(json: bool) -> Result<i32> {
     // The slug column is as wide as the longest slug, so the ideas line up.
     let w = rows.iter().map(|r| r.slug.len()).max().unwrap_or(0).max(5);
     println!(
-        "{:>2}  {:<w$} {:<6} {:<9} {:<9} idea",
-        "#", "stage", "gpu", "dims", "dtypes"
+        "{:>3}  {:<w$} {:<6} {:<6} {:<9} {:<9} idea",
+        "#", "stage", "on", "gpu", "dims", "dtypes"
     );
-    for r in &rows {
-        let dims = r
-            .head_dims
-            .iter()
-            .map(|d| d.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        println!(
-            "{:>2}  {:<w$} {:<6} {:<9} {:<9} {}",
-            r.number,
-            r.slug,
-            r.gpu,
-            dims,
-            r.dtypes.join(","),
-            r.idea
-        );
+    let infos: Vec<&harness::StageInfo> = STAGES.iter().map(|s| s.info()).collect();
+    for branch in crate::stages::ladder_branches(&infos) {
+        let first = infos.iter().find(|i| i.number == branch[0]).unwrap();
+        let from = first
+            .builds_on
+            .map_or(String::new(), |p| format!(", growing from stage {p}"));
+        println!("{} on {}{from}", first.workload.name(), first.gpu.short_name());
+        for n in branch {
+            let r = rows.iter().find(|r| r.number == n).unwrap();
+            let dims = r
+                .head_dims
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            let on = r.builds_on.map_or("-".to_string(), |p| p.to_string());
+            println!(
+                "{:>3}  {:<w$} {:<6} {:<6} {:<9} {:<9} {}",
+                r.number,
+                r.slug,
+                on,
+                r.gpu,
+                dims,
+                r.dtypes.join(","),
+                r.idea
+            );
+        }
     }
     println!(
         "\ngpu: sm_80+ runs on compute capability 8.0 or newer; sm_90a on Hopper (9.0: H100, H200) only"

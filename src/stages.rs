@@ -1,6 +1,7 @@
 //! The stage table: the one list of stages. `flashlab list`, `flashlab stage N`, the
 //! just recipes (through `flashlab list`), the bench and the book's checks all read it.
-//! Adding a stage is adding its crate and one line here.
+//! Adding a stage is adding its crate and one line here; its row names the stage it builds
+//! on, which makes the ladder a tree ([`ladder_branches`]).
 
 use harness::Stage;
 
@@ -21,6 +22,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage13_ping_pong::STAGE,
     &stage14_flash_decode::STAGE,
     &stage15_fused_combine::STAGE,
+    &stage16_overlap::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.
@@ -36,4 +38,71 @@ pub fn find(n: u32) -> Result<&'static dyn Stage, String> {
                 numbers.join(", ")
             )
         })
+}
+
+/// The ladder as a tree, cut into branches: each branch a chain of stages, each building
+/// on the one before it. A stage starts a branch when it builds on nothing, when its
+/// parent runs on other GPUs or another workload (the Hopper stages after stage 9, decode),
+/// or when an earlier stage already continues its parent's branch (a second idea tried on
+/// the same parent). Branches come in the order of their first stage.
+pub fn ladder_branches(infos: &[&harness::StageInfo]) -> Vec<Vec<u32>> {
+    let parent = |i: &harness::StageInfo| infos.iter().find(|p| Some(p.number) == i.builds_on);
+    let continues = |i: &harness::StageInfo| -> bool {
+        let Some(p) = parent(i) else { return false };
+        let same = |c: &harness::StageInfo| c.gpu == p.gpu && c.workload == p.workload;
+        same(i)
+            && infos
+                .iter()
+                .filter(|c| c.builds_on == Some(p.number) && same(c))
+                .map(|c| c.number)
+                .min()
+                == Some(i.number)
+    };
+    let mut starts: Vec<u32> = infos
+        .iter()
+        .filter(|i| !continues(i))
+        .map(|i| i.number)
+        .collect();
+    starts.sort();
+    starts
+        .into_iter()
+        .map(|start| {
+            let mut chain = vec![start];
+            while let Some(next) = infos
+                .iter()
+                .find(|c| c.builds_on == chain.last().copied() && continues(c))
+            {
+                chain.push(next.number);
+            }
+            chain
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_has_three_branches() {
+        let infos: Vec<_> = STAGES.iter().map(|s| s.info()).collect();
+        let branches = ladder_branches(&infos);
+        assert_eq!(branches[0], (1..=9).collect::<Vec<u32>>(), "prefill on mma.sync");
+        assert_eq!(branches[1][..5], [10, 11, 12, 13, 16], "prefill on Hopper");
+        assert_eq!(branches[2], [14, 15], "decode");
+        let listed: usize = branches.iter().map(Vec::len).sum();
+        assert_eq!(listed, STAGES.len(), "every stage in one branch: {branches:?}");
+    }
+
+    #[test]
+    fn every_parent_exists_and_comes_before() {
+        for s in STAGES {
+            let i = s.info();
+            if let Some(p) = i.builds_on {
+                let parent = find(p).unwrap_or_else(|e| panic!("stage {}: {e}", i.number));
+                assert!(parent.info().number < i.number, "stage {} builds on a later stage", i.number);
+            }
+        }
+        assert_eq!(STAGES.iter().filter(|s| s.info().builds_on.is_none()).count(), 1);
+    }
 }

@@ -7,9 +7,14 @@ use crate::{AttnParams, DType, Error, Gpu, KernelBundle, Problem, Result};
 pub struct StageInfo {
     /// Its place in the ladder: `just stage 2`.
     pub number: u32,
+    /// The stage whose kernel this one changes by one idea (`None` for the first): the
+    /// ladder is a tree, and a stage's lesson is its diff from this parent, which the book's
+    /// "what changed" and `tests/book.rs` compare it with. A new branch (decode on stage 9's
+    /// pieces, the Hopper stages after stage 9) names the stage it grows from.
+    pub builds_on: Option<u32>,
     /// Short name, also the kernel prefix and the book chapter's file stem.
     pub slug: &'static str,
-    /// The one idea this stage adds over the previous one.
+    /// The one idea this stage adds over the stage it builds on.
     pub idea: &'static str,
     /// The GPUs its kernels are built for.
     pub gpu: GpuArch,

@@ -1032,6 +1032,7 @@ mod tests {
     fn info(number: u32, slug: &'static str, timeline: bool) -> StageInfo {
         StageInfo {
             number,
+            builds_on: None,
             slug,
             idea: "",
             gpu: GpuArch::Sm90a,

@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 1,
+    builds_on: None,
     slug: "naive",
     idea: "three kernels; the full score matrix S is written to global memory",
     gpu: GpuArch::Sm80,

@@ -11,6 +11,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 2,
+    builds_on: Some(1),
     slug: "online-softmax",
     idea: "one fused kernel: K/V tiles stream through shared memory, online softmax in registers",
     gpu: GpuArch::Sm80,

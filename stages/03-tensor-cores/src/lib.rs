@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 3,
+    builds_on: Some(2),
     slug: "tensor-cores",
     idea: "mma.sync + ldmatrix; Q and P stay in registers; shared memory still row-major",
     gpu: GpuArch::Sm80,

@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 4,
+    builds_on: Some(3),
     slug: "swizzle",
     idea: "XOR-swizzled shared memory: no bank conflicts on ldmatrix or on the tile stores",
     gpu: GpuArch::Sm80,

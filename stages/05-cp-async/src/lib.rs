@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 5,
+    builds_on: Some(4),
     slug: "cp-async",
     idea: "cp.async: K/V tiles copied straight into a ring of shared-memory slots while the warps compute on an earlier tile",
     gpu: GpuArch::Sm80,

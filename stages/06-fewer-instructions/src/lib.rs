@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 6,
+    builds_on: Some(5),
     slug: "fewer-instructions",
     idea: "fewer instructions per mma: ldmatrix.x4, addresses stepped not recomputed, fixed-trip copies, the scale folded into exp2",
     gpu: GpuArch::Sm80,

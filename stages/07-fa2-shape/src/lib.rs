@@ -12,6 +12,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 7,
+    builds_on: Some(6),
     slug: "fa2-shape",
     idea: "FlashAttention-2's work shape: two m16 row tiles per warp, so each K/V fragment feeds two mma",
     gpu: GpuArch::Sm80,

@@ -12,6 +12,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 8,
+    builds_on: Some(7),
     slug: "mask-split",
     idea: "masked tiles apart: the common, unmasked tile is one block of straight-line code",
     gpu: GpuArch::Sm80,

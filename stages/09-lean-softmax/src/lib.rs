@@ -12,6 +12,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 9,
+    builds_on: Some(8),
     slug: "lean-softmax",
     idea: "a lean softmax: one barrier per tile, row sums on the tensor cores, lazy rescale, P a k-step at a time",
     gpu: GpuArch::Sm80,

@@ -12,6 +12,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 10,
+    builds_on: Some(9),
     slug: "tma",
     idea: "TMA and mbarriers: one thread issues every copy, the copy engine swizzles and signals",
     gpu: GpuArch::Sm90a,

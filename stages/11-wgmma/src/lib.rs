@@ -10,6 +10,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 11,
+    builds_on: Some(10),
     slug: "wgmma",
     idea: "wgmma: a warpgroup's asynchronous products, S from shared memory, P from registers",
     gpu: GpuArch::Sm90a,

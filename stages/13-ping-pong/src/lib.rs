@@ -1,8 +1,6 @@
-//! Stage 13 — ping-pong: stage 12's roles with the consumers' tensor-core work scheduled.
-//! Two named barriers pass a turn between the consumer warpgroups so one's softmax runs
-//! under the other's wgmmas; inside a warpgroup, S for tile t is issued before P V for tile
-//! t - 1 and the softmax runs while it is in flight. Causal blocks start with the longest
-//! rows. Hopper only (sm_90a). Book: "Stage 13: ping-pong".
+//! Stage 13 — ping-pong: stage 12's roles with the consumers taking turns at the tensor
+//! cores. Two named barriers pass a turn between the consumer warpgroups, so one's softmax
+//! runs under the other's wgmmas. Hopper only (sm_90a). Book: "Stage 13: ping-pong".
 
 use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
@@ -12,8 +10,9 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 13,
+    builds_on: Some(12),
     slug: "ping-pong",
-    idea: "ping-pong: one consumer's softmax under the other's wgmmas, S issued before the last P V",
+    idea: "ping-pong: the consumers take turns at the tensor cores, one's softmax under the other's wgmmas",
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hgmma,
     timeline: true,

@@ -13,6 +13,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 14,
+    builds_on: Some(9),
     slug: "flash-decode",
     idea: "flash decode: split the cache across blocks and combine, GQA heads packed into one tile, a paged cache",
     gpu: GpuArch::Sm80,

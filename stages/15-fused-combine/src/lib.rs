@@ -11,6 +11,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 15,
+    builds_on: Some(14),
     slug: "fused-combine",
     idea: "the combine fused: the last split of each row tile to finish merges the splits, one launch a step",
     gpu: GpuArch::Sm80,
