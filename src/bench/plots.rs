@@ -45,7 +45,7 @@ pub struct Series {
 }
 
 /// Stage colors by stage number (1-based), so a stage keeps its color across figures.
-pub(super) const STAGE_COLORS: [RGBColor; 13] = [
+pub(super) const STAGE_COLORS: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -59,6 +59,13 @@ pub(super) const STAGE_COLORS: [RGBColor; 13] = [
     RGBColor(70, 70, 200),
     RGBColor(0, 130, 100),
     RGBColor(220, 20, 60),
+    RGBColor(0, 90, 160),
+    RGBColor(200, 150, 0),
+    RGBColor(90, 30, 120),
+    RGBColor(0, 170, 120),
+    RGBColor(160, 60, 0),
+    RGBColor(90, 150, 220),
+    RGBColor(120, 120, 0),
 ];
 
 fn baseline_color(name: &str) -> RGBColor {
