@@ -80,18 +80,23 @@ __device__ void wgmma_attention(const AttnParams& p, const AttnTensorMaps& maps)
         const int kv_start = t * BLOCK_KV;
         const T* k_smem_t = k_smem + (t % NSTAGES) * BLOCK_KV * D;  // this tile's slot
         const T* v_smem_t = v_smem + (t % NSTAGES) * BLOCK_KV * D;
+        // ANCHOR: softmax_tile
+        // The online softmax of S with P packed in place as P V's A operand; compiled with the
+        // mask and without (masked_or_not: only the tiles at the edges need it).
+        auto softmax_tile = [&](auto MASKED) {
+            if constexpr (decltype(MASKED)::value) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
+            softmax.max_get_scale(mma.s, p.scale_log2);
+            softmax.rescale_o(mma.o);
+            softmax.exponentiate(mma.s, p.scale_log2);
+            mma.p_from_s();
+        };
+        // ANCHOR_END: softmax_tile
 
         // ANCHOR: order
         // S = Q K^T, waited for; the online softmax of S, with P packed in place as P V's A
         // operand; O += P V, waited for.
         FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(k_smem_t); mma.template wait_s<0>());
-        FL_PHASE(tl, Phase::Softmax, t, {
-            if (tile_needs_mask(p, kv_start, BLOCK_KV, w.q_start)) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
-            softmax.max_get_scale(mma.s, p.scale_log2);
-            softmax.rescale_o(mma.o);
-            softmax.exponentiate(mma.s, p.scale_log2);
-            mma.p_from_s();
-        });
+        FL_PHASE(tl, Phase::Softmax, t, masked_or_not<BLOCK_KV>(p, kv_start, w.q_start, softmax_tile));
         FL_PHASE(tl, Phase::Pv, t, mma.pv_issue(v_smem_t); mma.template wait_o<0>());
         // ANCHOR_END: order
     }

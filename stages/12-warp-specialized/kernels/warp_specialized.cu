@@ -81,15 +81,20 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     auto st = pipeline_start<NSTAGES>();
     for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
         const int kv_start = t * BLOCK_KV;
-        FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st));
-        FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(s.k_slot(st)); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
-        FL_PHASE(tl, Phase::Softmax, t, {
-            if (tile_needs_mask(p, kv_start, BLOCK_KV, w.q_start)) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
+        // ANCHOR: softmax_tile
+        // The online softmax of S with P packed in place as P V's A operand; compiled with the
+        // mask and without (masked_or_not: only the tiles at the edges need it).
+        auto softmax_tile = [&](auto MASKED) {
+            if constexpr (decltype(MASKED)::value) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
             softmax.max_get_scale(mma.s, p.scale_log2);
             softmax.rescale_o(mma.o);
             softmax.exponentiate(mma.s, p.scale_log2);
             mma.p_from_s();
-        });
+        };
+        // ANCHOR_END: softmax_tile
+        FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st));
+        FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(s.k_slot(st)); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
+        FL_PHASE(tl, Phase::Softmax, t, masked_or_not<BLOCK_KV>(p, kv_start, w.q_start, softmax_tile));
         FL_PHASE(tl, Phase::WaitFull, t, s.bar->v.consumer_wait(st));
         FL_PHASE(tl, Phase::Pv, t, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
     }

@@ -91,9 +91,11 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     // ANCHOR: softmax_phase
     // The softmax of S, without O's rescale: O is still being accumulated by the P V in flight.
     auto softmax_of_s = [&](int kv_start) {
-        if (tile_needs_mask(p, kv_start, BLOCK_KV, w.q_start)) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
-        softmax.max_get_scale(mma.s, p.scale_log2);
-        softmax.exponentiate(mma.s, p.scale_log2);
+        masked_or_not<BLOCK_KV>(p, kv_start, w.q_start, [&](auto MASKED) {
+            if constexpr (decltype(MASKED)::value) mask_scores<BLOCK_KV>(mma.s, p, kv_start, row);
+            softmax.max_get_scale(mma.s, p.scale_log2);
+            softmax.exponentiate(mma.s, p.scale_log2);
+        });
     };
     // ANCHOR_END: softmax_phase
     // ANCHOR: consumer_loop

@@ -1,5 +1,5 @@
 // atomic.cuh: a counter shared by the blocks of one launch, one wrapper per PTX instruction.
-// Book: "Stage 15: the combine fused into the split kernel", section "The last split".
+// Book: "Stage 15: the combine fused", section "The last split merges".
 #pragma once
 
 namespace flashlab {

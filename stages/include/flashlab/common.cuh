@@ -68,6 +68,17 @@ FL_HOST_DEVICE bool tile_needs_mask(const AttnParams& p, int kv_start, int block
     return kv_start + block_kv > p.seqlen_k || (p.causal && kv_start + block_kv > causal_key_end(p, q_start));
 }
 
+// Runs `tile(Int<1>{})` for a tile that needs a mask and `tile(Int<0>{})` for the rest, so
+// the common, unmasked tile is compiled without the mask's instructions and registers
+// (stage 8: "Masked tiles apart").
+template <int BLOCK_KV, typename Tile>
+__device__ __forceinline__ void masked_or_not(const AttnParams& p, int kv_start, int q_start, Tile&& tile) {
+    if (tile_needs_mask(p, kv_start, BLOCK_KV, q_start))
+        tile(Int<1>{});
+    else
+        tile(Int<0>{});
+}
+
 // Element offsets of row (b, s, h) in a BSHD tensor. 64-bit so that the product never
 // overflows before the bounds check the harness does (each tensor < 2^31 elements).
 FL_HOST_DEVICE long long q_row_offset(const AttnParams& p, int b, int s, int h) {

@@ -2,7 +2,7 @@
 // normalized rows of O into the shared tile Q arrived in (only its own wgmmas read those
 // rows, and they are complete) and its LSE straight to global memory; once every
 // consumer has, one thread stores the whole tile with TMA (rows past seqlen_q are dropped).
-// Book: "Stage 10: TMA and mbarriers", section "O goes out the same way".
+// Book: "Stage 10: TMA and mbarriers", section "O through shared memory and one TMA store".
 #pragma once
 #include "../common.cuh"
 #include "../fragments.cuh"

@@ -2,7 +2,7 @@
 // operands in shared memory and O += P V with P from registers, and the registers they
 // live in. Issue and wait are separate calls, so a stage chooses how many product groups
 // stay in flight (stage 16 keeps P V running under the softmax).
-// Book: "Stage 11: wgmma", sections "The descriptor" and "P never leaves the registers".
+// Book: "Stage 11: wgmma", sections "The descriptor" and "P never touches shared memory".
 #pragma once
 #include "../common.cuh"
 #include "../fragments.cuh"

@@ -2,7 +2,7 @@
 // rings and their barriers) and the producer's load loop. One thread of the producer
 // warpgroup issues every copy: Q once, then each K and V tile into its ring slot as soon as
 // the consumers have released the slot (FlashAttention-3's `load`).
-// Book: "Stage 12: warp specialization", section "The producer".
+// Book: "Stage 12: warp specialization", section "Roles".
 #pragma once
 #include "../common.cuh"
 #include "../mbarrier.cuh"
