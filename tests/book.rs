@@ -7,12 +7,14 @@
 //!   run of record (`flashlab::bench::plots::file_names`); the Results chapter shows
 //!   every plot of that list and includes its table;
 //! - stage 4's code is stage 3's but for the `tile_offset` line (its chapter says so), and
-//!   each later tensor-core stage is one idea away from the one before: its kernel's diff,
-//!   comments and indentation aside, stays small;
+//!   each later tensor-core stage is one idea away from the stage it builds on: its
+//!   kernel's diff, comments and indentation aside, stays small, and is the committed
+//!   `lesson.diff` (so a copy of the parent's code stays the parent's);
+//! - no stage kernel has inline PTX (it lives in the wrapper headers);
 //! - every stage in the table has its chapter, `stages/NN-<slug>.md`, listed in
 //!   SUMMARY.md, and no chapter exists for a stage that is not in the table;
 //! - every `just stage N` / `flashlab stage N` in the book names a real stage;
-//! - every `Book: "…"` pointer in a stage's sources names a heading of the book;
+//! - every `Book: "…"` pointer in a stage's sources or the kernel headers names a heading;
 //! - every test the book names (a table row starting with `` `some_test` ``) exists, in
 //!   the workspace's test folders or a stage's `tests/`.
 //!
@@ -328,13 +330,15 @@ fn stage4_is_stage3_but_for_tile_offset() {
     );
 }
 
-/// The kernel (`kernels/*.cu` but probes) of the stage numbered `n`, found through the
-/// stage table, comment lines dropped and indentation trimmed: what a reader's
-/// `diff <(grep -v '^\s*//' a) <(grep -v '^\s*//' b)` compares, whitespace aside.
-fn stage_kernel_code(n: u32) -> Vec<String> {
+/// The directory of the stage numbered `n`, found through the stage table.
+fn stage_dir(n: u32) -> PathBuf {
     let info = flashlab::stages::find(n).unwrap().info();
-    let dir = root().join(format!("stages/{:02}-{}/kernels", info.number, info.slug));
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+    root().join(format!("stages/{:02}-{}", info.number, info.slug))
+}
+
+/// The kernel sources (`kernels/*.cu` but probes) of the stage numbered `n`, in name order.
+fn stage_kernel_files(n: u32) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(stage_dir(n).join("kernels"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "cu"))
@@ -342,6 +346,13 @@ fn stage_kernel_code(n: u32) -> Vec<String> {
         .collect();
     files.sort();
     files
+}
+
+/// The kernel of the stage numbered `n`, comment lines dropped and indentation trimmed:
+/// what a reader's `diff <(grep -v '^\s*//' a) <(grep -v '^\s*//' b)` compares,
+/// whitespace aside.
+fn stage_kernel_code(n: u32) -> Vec<String> {
+    stage_kernel_files(n)
         .iter()
         .flat_map(|f| {
             fs::read_to_string(f)
@@ -355,42 +366,42 @@ fn stage_kernel_code(n: u32) -> Vec<String> {
         .collect()
 }
 
-/// Changed lines allowed between neighbouring tensor-core stages, removed plus added,
-/// comments and whitespace aside: one idea, not a rewrite (stage 4 to 5 is about 70).
+/// The steps of the ladder whose diff is their lesson: (parent, stage) for each stage from
+/// 4 on that builds on a stage of the same workload. (The first decode stage grows from
+/// stage 9's `mma.sync` pieces, not from a decode kernel: its chapter says which.)
+fn lesson_steps() -> Vec<(u32, u32)> {
+    let infos: Vec<_> = flashlab::stages::STAGES.iter().map(|s| s.info()).collect();
+    infos
+        .iter()
+        .filter(|i| i.number >= 4)
+        .filter_map(|i| {
+            let parent = infos.iter().find(|p| Some(p.number) == i.builds_on)?;
+            (parent.workload == i.workload).then_some((parent.number, i.number))
+        })
+        .collect()
+}
+
+/// Changed lines allowed between a tensor-core stage and the stage it builds on, removed
+/// plus added, comments and whitespace aside: one idea, not a rewrite (stage 4 to 5 is
+/// about 70; the shared parts of the Hopper stages live in `flashlab/hopper/`, so their
+/// steps show only what they change).
 const ONE_IDEA_LINES: usize = 150;
 
-/// Steps allowed more than [`ONE_IDEA_LINES`], each with its reason: (from, to, limit).
-/// Stage 10 to 11 moves both products to another instruction family: every line that
-/// issued an `mma.sync` or an `ldmatrix`, and the per-warp fragment loops around them,
-/// becomes a warpgroup's `wgmma` on descriptors, and stage 9's tensor-core row sums and
-/// chunked P (tricks of `mma.sync`) give way to plain sums (199 lines when it was written).
-/// Stage 11 to 12 splits the one kernel body into roles: the producer's loop and the
-/// consumers' become functions of their own with the shared memory, barriers and block
-/// coordinates passed to them, the block barrier gives way to full and empty mbarriers,
-/// the stores move to a named barrier, and the tile constants become templates of the
-/// head dim (three consumers at 64, two at 128) (221 lines when it was written).
-const LARGER_STEPS: &[(u32, u32, usize)] = &[(10, 11, 220), (11, 12, 240)];
+/// Steps still allowed more than [`ONE_IDEA_LINES`], each with its reason: (from, to,
+/// limit). Stage 10 to 11 moves both products from `mma.sync` to `wgmma`: stage 10's
+/// per-warp fragment loops, `ldmatrix` addressing and its tensor-core row sums give way to
+/// the warpgroup's parts in `flashlab/hopper/` (246 lines when it was measured).
+const LARGER_STEPS: &[(u32, u32, usize)] = &[(10, 11, 250)];
 
-/// Each stage from 4 on is the one before plus one idea (of the same workload): its
-/// chapter's diff is the lesson.
+/// Each stage from 4 on is the stage it builds on plus one idea: its chapter's diff is the
+/// lesson.
 #[test]
-fn neighbouring_stages_differ_by_one_idea() {
-    let stages: Vec<_> = flashlab::stages::STAGES
-        .iter()
-        .map(|s| s.info())
-        .filter(|i| i.number >= 4)
-        .collect();
+fn each_stage_differs_from_the_one_it_builds_on_by_one_idea() {
     let mut problems = Vec::new();
-    // A stage's lesson is its diff from the stage before of the same workload: the first
-    // decode stage (14) starts a ladder of its own, from stage 9's `mma.sync` pieces (its
-    // chapter says which), not from stage 13's warp-specialized prefill.
-    let pairs: Vec<[u32; 2]> = stages
-        .windows(2)
-        .filter(|w| w[0].workload == w[1].workload)
-        .map(|w| [w[0].number, w[1].number])
-        .collect();
-    for pair in &pairs {
-        let (a, b) = (stage_kernel_code(pair[0]), stage_kernel_code(pair[1]));
+    let steps = lesson_steps();
+    assert!(steps.len() >= 10, "only {} steps found: {steps:?}", steps.len());
+    for &(parent, stage) in &steps {
+        let (a, b) = (stage_kernel_code(parent), stage_kernel_code(stage));
         let (a, b): (Vec<&str>, Vec<&str>) = (
             a.iter().map(String::as_str).collect(),
             b.iter().map(String::as_str).collect(),
@@ -400,26 +411,98 @@ fn neighbouring_stages_differ_by_one_idea() {
             .iter_all_changes()
             .filter(|c| c.tag() != similar::ChangeTag::Equal)
             .count();
-        assert!(
-            changed > 0,
-            "stages {} and {} have the same kernel",
-            pair[0],
-            pair[1]
-        );
+        assert!(changed > 0, "stages {parent} and {stage} have the same kernel");
         let limit = LARGER_STEPS
             .iter()
-            .find(|s| (s.0, s.1) == (pair[0], pair[1]))
+            .find(|s| (s.0, s.1) == (parent, stage))
             .map_or(ONE_IDEA_LINES, |s| s.2);
         if changed > limit {
             problems.push(format!(
-                "stage {} -> {}: {changed} changed lines (at most {limit})",
-                pair[0], pair[1]
+                "stage {parent} -> {stage}: {changed} changed lines (at most {limit})"
             ));
         }
     }
     assert!(
         problems.is_empty(),
-        "a stage should be one idea away from the one before:\n  {}",
+        "a stage should be one idea away from the stage it builds on:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+/// The unified diff of a stage's kernel sources from its parent's, paths relative to the
+/// repository: the lesson as `diff -u` shows it.
+fn lesson_diff(parent: u32, stage: u32) -> String {
+    let text = |n: u32| -> (String, String) {
+        let files = stage_kernel_files(n);
+        let names: Vec<String> = files.iter().map(|f| rel(f)).collect();
+        let body: String = files
+            .iter()
+            .map(|f| fs::read_to_string(f).unwrap())
+            .collect();
+        (names.join(" "), body)
+    };
+    let ((a_name, a), (b_name, b)) = (text(parent), text(stage));
+    similar::TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header(&a_name, &b_name)
+        .to_string()
+}
+
+/// A stage keeps a copy of its parent's kernel so that `diff` shows its one idea; the copy
+/// is held to the parent by the step's diff, committed as the stage's `lesson.diff` (which
+/// its chapter shows). A fix made to a parent and not to its children, or the other way
+/// round, changes a diff and fails here. After a deliberate change, rewrite the diffs
+/// with `FLASHLAB_BLESS=1 cargo test --test book lesson` and read them before committing.
+#[test]
+fn each_lesson_diff_is_the_committed_one() {
+    let bless = std::env::var_os("FLASHLAB_BLESS").is_some();
+    let mut problems = Vec::new();
+    for (parent, stage) in lesson_steps() {
+        let path = stage_dir(stage).join("lesson.diff");
+        let fresh = lesson_diff(parent, stage);
+        if bless {
+            fs::write(&path, &fresh).unwrap();
+            continue;
+        }
+        match fs::read_to_string(&path) {
+            Ok(committed) if committed == fresh => {}
+            Ok(_) => problems.push(format!(
+                "{}: stage {stage}'s kernel no longer differs from stage {parent}'s as committed: a change reached one copy and not the other",
+                rel(&path)
+            )),
+            Err(e) => problems.push(format!("{}: {e}", rel(&path))),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n(if the change is meant for both or is the lesson itself: FLASHLAB_BLESS=1 cargo test --test book lesson, then read the diffs)",
+        problems.join("\n")
+    );
+}
+
+/// Inline PTX lives once, in the wrapper headers of `stages/include/flashlab/`: a kernel
+/// calls a named wrapper, so each instruction family is explained in one place.
+#[test]
+fn no_inline_ptx_in_stage_kernels() {
+    let mut problems = Vec::new();
+    for s in flashlab::stages::STAGES {
+        let n = s.info().number;
+        let dir = stage_dir(n).join("kernels");
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = fs::read_to_string(&path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains("asm(") || code.contains("asm volatile") {
+                    problems.push(format!("{}:{}: {}", rel(&path), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "inline PTX outside stages/include/flashlab (give it a wrapper there):\n  {}",
         problems.join("\n  ")
     );
 }
@@ -627,9 +710,9 @@ fn book_pointers_in_stage_sources_name_a_heading() {
     let mut files = Vec::new();
     for entry in fs::read_dir(root().join("stages")).unwrap() {
         let dir = entry.unwrap().path();
-        for sub in ["src", "kernels"] {
+        for sub in ["src", "kernels", "flashlab", "flashlab/hopper"] {
             if let Ok(list) = fs::read_dir(dir.join(sub)) {
-                files.extend(list.map(|e| e.unwrap().path()));
+                files.extend(list.map(|e| e.unwrap().path()).filter(|p| p.is_file()));
             }
         }
     }
