@@ -112,6 +112,8 @@ for (const rel of pages) {
     let target = decodeURIComponent(url.pathname).replace(/^\//, "");
     if (target === "" || target.endsWith("/")) target += "index.html";
     if (!target.endsWith(".html")) continue;
+    // `#key=value&…` is a page's state (the playground's view), not an element's id.
+    if (url.hash.includes("=")) continue;
     fragmentLinks.push({ from: rel, target, fragment: decodeURIComponent(url.hash.slice(1)), text: link.text, heading: link.heading });
   }
   for (const img of report.images) if (!img.ok) fail(`image did not load: ${img.src}`);
