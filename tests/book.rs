@@ -1,6 +1,7 @@
 //! The book's checks that need no tools: they run with every `cargo test`.
 //!
-//! - every `{{#include path:anchor}}` names an existing file and an anchor it defines;
+//! - every `{{#include path:anchor}}` names an existing file and an anchor it defines,
+//!   and starts its line (indented in a list item, it ends the item and its code fence);
 //! - every image a chapter shows, and every figure it links (the whole figure behind a
 //!   readable part), exists: `generated/` ones are drawn by `layout-viz book`
 //!   (its manifest) or, under `generated/bench/`, by `flashlab plots` from the committed
@@ -146,6 +147,51 @@ fn every_include_resolves_to_a_file_and_anchor() {
     assert!(
         count > 10,
         "only {count} includes found: is the book's source there?"
+    );
+}
+
+/// mdBook pastes an included file as it is, lines unindented: inside an indented list
+/// item (or a block quote) the excerpt's second line ends the item, and with it the code
+/// fence the include sat in, so the rest of the chapter renders as one code block. Every
+/// `{{#include}}` must therefore start its line, outside any list or quote.
+#[test]
+fn every_include_starts_its_line() {
+    let mut problems = Vec::new();
+    for (chapter, text) in chapters() {
+        let mut fence: Option<(usize, String)> = None; // the open fence: its line and marker
+        for (i, line) in text.lines().enumerate() {
+            let trimmed = line.trim_start();
+            let marker: String = trimmed.chars().take_while(|&c| c == '`').collect();
+            if marker.len() >= 3 {
+                match &fence {
+                    Some((_, open)) if marker.len() >= open.len() => fence = None,
+                    None => fence = Some((i, marker)),
+                    _ => {}
+                }
+            }
+            if include_links(line).is_empty() {
+                continue;
+            }
+            let before = &line[..line.find("{{#").unwrap()];
+            if !before.is_empty() {
+                let context = match &fence {
+                    Some((open, _)) => format!(" (its code fence opens on line {})", open + 1),
+                    None => String::new(),
+                };
+                problems.push(format!(
+                    "{}:{}: `{}` has {:?} before it{context}; move the excerpt out of the list item or quote, unindented",
+                    rel(&chapter),
+                    i + 1,
+                    trimmed,
+                    before
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "includes that would end their list item and code fence early:\n  {}",
+        problems.join("\n  ")
     );
 }
 

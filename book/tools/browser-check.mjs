@@ -1,9 +1,12 @@
 // Opens every chapter of the built book in headless Chromium (Debian's /usr/bin/chromium,
 // driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
 // script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
-// console error, math that KaTeX did not render, or a figure whose smallest text, as
-// drawn at the book's width, is under MIN_TEXT_PX CSS pixels. Keeps full-page
-// screenshots of the stage chapters and the Results chapter for a person to look at.
+// console error, math that KaTeX did not render, a figure whose smallest text, as
+// drawn at the book's width, is under MIN_TEXT_PX CSS pixels, markdown that reached the
+// page as text (a `## ` or `- **` line or a `<figure>` tag inside a code block: a code
+// fence that closed early or never; a pipe table left in a paragraph), or a link to a
+// page of the book whose #fragment names no element there. Keeps full-page screenshots
+// of the stage chapters and the Results chapter for a person to look at.
 //
 // Usage: node browser-check.mjs BOOK_HTML_DIR SCREENSHOT_DIR
 import { createServer } from "node:http";
@@ -76,6 +79,10 @@ mkdirSync(shots, { recursive: true });
 
 const problems = [];
 const pages = chapters();
+// Every page's element ids, and every link with a #fragment to a page of the book, to
+// check once all pages are open (a link may point forward).
+const idsOf = new Map();
+const fragmentLinks = [];
 for (const rel of pages) {
   const page = await context.newPage();
   const fail = (what) => problems.push(`${rel}: ${what}`);
@@ -93,8 +100,22 @@ for (const rel of pages) {
       rawMath: [...main.querySelectorAll("p, li, td")].filter((e) => !e.closest("pre, code") && /\$[^$\s][^$]*\$/.test(e.textContent)).map((e) => e.textContent.slice(0, 80)),
       katexErrors: main.querySelectorAll(".katex-error").length,
       title: document.title,
+      ids: [...document.querySelectorAll("[id]")].map((e) => e.id),
     };
   });
+  idsOf.set(rel, new Set(report.ids));
+  const { raw, links } = await page.evaluate(textAndLinks);
+  for (const r of raw) fail(`raw markdown ${r.what} under "${r.heading}": "${r.text}"`);
+  for (const link of links) {
+    const url = new URL(link.href);
+    if (url.origin !== new URL(base).origin) continue;
+    let target = decodeURIComponent(url.pathname).replace(/^\//, "");
+    if (target === "" || target.endsWith("/")) target += "index.html";
+    if (!target.endsWith(".html")) continue;
+    // `#key=value&…` is a page's state (the playground's view), not an element's id.
+    if (url.hash.includes("=")) continue;
+    fragmentLinks.push({ from: rel, target, fragment: decodeURIComponent(url.hash.slice(1)), text: link.text, heading: link.heading });
+  }
   for (const img of report.images) if (!img.ok) fail(`image did not load: ${img.src}`);
   const text = await page.evaluate(smallestFigureText);
   for (const f of text.figures) {
@@ -113,6 +134,26 @@ for (const rel of pages) {
   console.log(`${problems.some((p) => p.startsWith(rel + ":")) ? "FAIL" : "ok  "} ${rel} (${report.images.length} images${least})`);
   await page.close();
 }
+// Pages that links name but the table of contents does not (print.html, say): their ids.
+for (const target of new Set(fragmentLinks.map((l) => l.target))) {
+  if (idsOf.has(target)) continue;
+  if (!existsSync(join(root, target))) {
+    idsOf.set(target, null);
+    continue;
+  }
+  const page = await context.newPage();
+  await page.goto(base + target, { waitUntil: "load" });
+  idsOf.set(target, new Set(await page.evaluate(() => [...document.querySelectorAll("[id]")].map((e) => e.id))));
+  await page.close();
+}
+for (const link of fragmentLinks) {
+  const ids = idsOf.get(link.target);
+  const where = `link "${link.text}" under "${link.heading}"`;
+  if (ids === null) problems.push(`${link.from}: ${where} points to ${link.target}, which the book does not have`);
+  else if (!ids.has(link.fragment)) problems.push(`${link.from}: ${where} points to ${link.target}#${link.fragment}, and ${link.target} has no element with id "${link.fragment}"`);
+}
+console.log(`${fragmentLinks.length} links with a #fragment to the book's pages checked`);
+
 await context.close();
 server.close();
 
@@ -120,7 +161,46 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px`);
+console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px, no raw markdown, no dead #fragment`);
+
+// Runs in the page: what the chapter's text says beyond its pixels, each with the
+// heading it sits under.
+// - raw: markdown that mdBook passed through as text. Inside a code block, a line that is
+//   a heading (`## `), a bold list item (`- **`) or a <figure> tag means a fence closed
+//   early or never, and the chapter after it renders as code; in a paragraph, lines
+//   framed by `|` are a pipe table that did not parse (no blank line before it, no
+//   separator row).
+// - links: every link whose address has a #fragment, for the check that its target has
+//   an element with that id.
+function textAndLinks() {
+  const main = document.querySelector("main") || document.body;
+  const headings = [...main.querySelectorAll("h1, h2, h3, h4, h5, h6")];
+  const headingOf = (node) => {
+    let heading = null;
+    for (const h of headings) {
+      if (h.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) heading = h;
+      else break;
+    }
+    return heading ? heading.textContent.trim() : "(top of the page)";
+  };
+  const raw = [];
+  const blocks = [...main.querySelectorAll("pre, code")].filter((e) => e.tagName === "PRE" || !e.closest("pre"));
+  for (const block of blocks) {
+    for (const line of block.textContent.split("\n")) {
+      const what = /^\s*## /.test(line) ? "a heading" : /^\s*- \*\*/.test(line) ? "a bold list item" : /<figure\b/.test(line) ? "a <figure> tag" : null;
+      if (what) raw.push({ what: `(${what} inside a code block)`, heading: headingOf(block), text: line.trim().slice(0, 80) });
+    }
+  }
+  for (const p of main.querySelectorAll("p")) {
+    if (p.closest("pre, code")) continue;
+    const rows = p.textContent.split("\n").map((l) => l.trim()).filter((l) => l.length > 1 && l.startsWith("|") && l.endsWith("|"));
+    if (rows.length) raw.push({ what: "(a pipe table left as text)", heading: headingOf(p), text: rows[0].slice(0, 80) });
+  }
+  const links = [...main.querySelectorAll("a[href*='#']")]
+    .filter((a) => new URL(a.href).hash.length > 1)
+    .map((a) => ({ href: a.href, text: a.textContent.trim().slice(0, 60), heading: headingOf(a) }));
+  return { raw, links };
+}
 
 // Runs in the page: for every SVG figure of the chapter, the smallest text as the page
 // draws it. The SVG is fetched and put inline, off screen, at the size the <img> draws
