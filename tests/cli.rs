@@ -300,19 +300,6 @@ fn resources_shows_the_tensor_core_instructions() {
     );
 }
 
-/// What the README's first command meets on a machine without a GPU (CI): the NoGpu
-/// error and exit 2, never a panic. On a GPU machine there is nothing to check here.
-#[test]
-fn stage_without_a_gpu_says_so_and_exits_2() {
-    if harness::Gpu::open().is_ok() {
-        return;
-    }
-    let (code, stderr) = flashlab(&["stage", "2", "--seqlen", "128", "--no-time"]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-}
-
 /// `flashlab timeline N` takes `flashlab stage`'s problem options, and draws tiles 0..6
 /// of two blocks into bench/out/ unless told otherwise.
 #[test]
