@@ -142,7 +142,20 @@ fn bad_input_exits_2_with_a_clear_message() {
             &["stage", "2", "--dim", "96"],
             "supports head dims [64, 128]",
         ),
-        (&["stage", "3", "--seqlen", "0"], "seqlen_q is 0"),
+        // A zero size names the flag typed, not the problem's field.
+        (
+            &["stage", "3", "--seqlen", "0"],
+            "invalid value '0' for '--seqlen <SEQLEN>': every size must be at least 1",
+        ),
+        (
+            &["stage", "3", "--seqlen-q", "0"],
+            "for '--seqlen-q <SEQLEN_Q>'",
+        ),
+        (
+            &["stage", "14", "--seqlen-k", "0"],
+            "for '--seqlen-k <SEQLEN_K>'",
+        ),
+        (&["stage", "3", "--heads", "0"], "for '--heads <HEADS>'"),
         (
             &["stage", "1", "--heads", "6", "--kv-heads", "4"],
             "multiple of kv_heads",
