@@ -71,7 +71,10 @@ mod tests {
     fn sizes_past_an_int_are_refused_by_name() {
         let mut p = Problem::new(1, 2, 1024, 64);
         let params = AttnParams::for_problem(&p).unwrap();
-        assert_eq!((params.heads, params.seqlen_k, params.head_dim), (2, 1024, 64));
+        assert_eq!(
+            (params.heads, params.seqlen_k, params.head_dim),
+            (2, 1024, 64)
+        );
         p.shape.seqlen_k = i32::MAX as usize + 1;
         let err = AttnParams::for_problem(&p).unwrap_err().to_string();
         assert!(
