@@ -395,26 +395,37 @@ fn timing_protocol() -> impl clap::builder::TypedValueParser<Value = TimingProto
         .try_map(|name| name.parse::<TimingProtocol>())
 }
 
+/// A size flag's value: at least 1, refused by clap naming the flag the user typed
+/// (`invalid value '0' for '--seqlen <SEQLEN>'`), where `Problem::validate` could only
+/// name the problem's field (`seqlen_q`).
+fn size(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("every size must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ShapeArgs {
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = size)]
     pub batch: usize,
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = size)]
     pub heads: usize,
     /// K/V heads for GQA/MQA (must divide --heads; default: --heads).
-    #[arg(long)]
+    #[arg(long, value_parser = size)]
     pub kv_heads: Option<usize>,
     /// Sequence length of both queries and keys.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 4096, value_parser = size)]
     pub seqlen: usize,
     /// Query length, when it differs from the keys' (overrides --seqlen for Q).
-    #[arg(long)]
+    #[arg(long, value_parser = size)]
     pub seqlen_q: Option<usize>,
     /// Key/value length (overrides --seqlen for K and V).
-    #[arg(long)]
+    #[arg(long, value_parser = size)]
     pub seqlen_k: Option<usize>,
     /// Head dimension.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = size)]
     pub dim: usize,
     /// Causal mask, aligned bottom-right as in FlashAttention.
     #[arg(long)]

@@ -3,14 +3,27 @@
 //!
 //! Under `just test` (and CI) `FLASHLAB_REQUIRE_KERNELS=1` is set and a compiler is
 //! guaranteed, so a missing fatbin fails here. A plain `cargo test` on a machine without
-//! nvcc instead checks that each stage says why it has no kernels, and the tests that need
-//! the kernels say `SKIPPED <test>: <reason>` (`harness::testing::skip`) rather than pass
-//! having checked nothing.
+//! nvcc instead checks that each stage says why it has no kernels, and each test that
+//! needs the kernels is reported ignored, with the reason, rather than passed having
+//! checked nothing (`harness = false`: `harness::testing`). Kernels that were not
+//! compiled, or a compiler without cuobjdump beside it, are the only reasons allowed for
+//! checking nothing, and neither is allowed under `FLASHLAB_REQUIRE_KERNELS`.
 
 use flashlab::stages::STAGES;
 use harness::kernels::kernels_by_arch;
-use harness::testing::skip;
+use harness::testing::{Checked, Needs, Skipped};
 use harness::{GpuArch, KernelBundle, KernelResources, Stage, TensorCores};
+
+harness::test_main!(Needs::Cpu => [
+    every_stage_has_sass_for_the_gpus_its_table_row_names,
+    no_kernel_spills_registers_beyond_what_its_stage_allows,
+    no_stage_compiles_with_a_warning,
+    ceiling_kernels_are_compiled_without_spills,
+    the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for,
+    only_the_timeline_kernels_read_the_clocks,
+    special_registers_are_read_from_the_instructions,
+    the_l2_flush_loads_are_not_evict_first,
+]);
 
 fn required() -> bool {
     std::env::var_os("FLASHLAB_REQUIRE_KERNELS").is_some()
@@ -33,9 +46,21 @@ fn resources(what: &str, bundle: &KernelBundle) -> Result<Vec<KernelResources>, 
     Ok(resources)
 }
 
-/// The stages whose kernels were compiled, with their ptxas reports; the others are
-/// reported in one `SKIPPED` line.
-fn compiled_stages() -> Vec<(&'static dyn Stage, Vec<KernelResources>)> {
+/// The stages whose kernels were compiled, with their ptxas reports, and why the others'
+/// were not (checked after the compiled ones: [`Compiled::all`]).
+struct Compiled {
+    stages: Vec<(&'static dyn Stage, Vec<KernelResources>)>,
+    missing: Option<String>,
+}
+
+impl Compiled {
+    /// `Ok` when every stage was compiled (so every stage was checked).
+    fn all(self) -> Checked {
+        self.missing.map_or(Ok(()), |m| Err(Skipped(m)))
+    }
+}
+
+fn compiled_stages() -> Compiled {
     let mut compiled = Vec::new();
     let mut missing = Vec::new();
     for &stage in STAGES {
@@ -45,18 +70,20 @@ fn compiled_stages() -> Vec<(&'static dyn Stage, Vec<KernelResources>)> {
             Err(reason) => missing.push((info.number.to_string(), reason)),
         }
     }
-    if let Some((_, reason)) = missing.first() {
+    let missing = missing.first().map(|(_, reason)| {
         let numbers: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
-        skip(format!(
+        format!(
             "the kernels of stage(s) {} were not compiled: {reason}",
             numbers.join(", ")
-        ));
+        )
+    });
+    Compiled {
+        stages: compiled,
+        missing,
     }
-    compiled
 }
 
-#[test]
-fn every_stage_has_sass_for_the_gpus_its_table_row_names() {
+fn every_stage_has_sass_for_the_gpus_its_table_row_names() -> Checked {
     for stage in STAGES {
         if let Some(reason) = stage.info().kernels.not_compiled_reason() {
             assert!(
@@ -66,9 +93,10 @@ fn every_stage_has_sass_for_the_gpus_its_table_row_names() {
             );
         }
     }
-    for (stage, resources) in compiled_stages() {
+    let compiled = compiled_stages();
+    for (stage, resources) in &compiled.stages {
         let info = stage.info();
-        let by_arch = kernels_by_arch(&resources);
+        let by_arch = kernels_by_arch(resources);
         // sm_80 and sm_90a (or what FLASHLAB_ARCHS asked for); a Hopper stage, sm_90a alone.
         let archs = match info.gpu {
             GpuArch::Sm80 => std::env::var("FLASHLAB_ARCHS")
@@ -92,13 +120,14 @@ fn every_stage_has_sass_for_the_gpus_its_table_row_names() {
             }
         }
     }
+    compiled.all()
 }
 
-#[test]
-fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
+fn no_kernel_spills_registers_beyond_what_its_stage_allows() -> Checked {
     // A spill turns register traffic into local-memory traffic; the stages are written
     // not to spill, and a stage that accepts one says why (`Stage::tolerated_spill_bytes`).
-    for (stage, resources) in compiled_stages() {
+    let compiled = compiled_stages();
+    for (stage, resources) in &compiled.stages {
         let info = stage.info();
         for r in resources {
             let spilled = r.spill_store_bytes + r.spill_load_bytes;
@@ -112,15 +141,16 @@ fn no_kernel_spills_registers_beyond_what_its_stage_allows() {
             );
         }
     }
+    compiled.all()
 }
 
 /// No stage's compile prints a warning, nor one of ptxas's "Potential Performance Loss"
 /// notes, which it prints as info lines: C7508 says it ignored a `setmaxnreg` (no register
 /// count known at entry, as without `__launch_bounds__`), leaving stages 12 and 13's
 /// producer and consumers at the launch count; C7515 and its kin say it serialized wgmmas.
-#[test]
-fn no_stage_compiles_with_a_warning() {
-    for (stage, _) in compiled_stages() {
+fn no_stage_compiles_with_a_warning() -> Checked {
+    let compiled = compiled_stages();
+    for (stage, _) in &compiled.stages {
         let info = stage.info();
         let warnings: Vec<&str> = info
             .kernels
@@ -135,15 +165,19 @@ fn no_stage_compiles_with_a_warning() {
             warnings.join("\n")
         );
     }
+    compiled.all()
 }
 
 /// The ceiling kernels `flashlab info` and the bench run (harness/kernels/ceilings.cu) are
 /// compiled like the stages', and neither spills.
-#[test]
-fn ceiling_kernels_are_compiled_without_spills() {
+fn ceiling_kernels_are_compiled_without_spills() -> Checked {
     let resources = match resources("the harness", &harness::sol::KERNELS) {
         Ok(r) => r,
-        Err(reason) => return skip(format!("the harness's kernels were not compiled: {reason}")),
+        Err(reason) => {
+            return Err(Skipped(format!(
+                "the harness's kernels were not compiled: {reason}"
+            )));
+        }
     };
     for name in [
         "ceiling_mma_sync",
@@ -162,14 +196,15 @@ fn ceiling_kernels_are_compiled_without_spills() {
             );
         }
     }
+    Ok(())
 }
 
 /// `flashlab resources` counts the tensor-core instructions in each kernel's SASS; they
 /// say which tensor-core path each stage really compiled to (fp8, QGMMA, is used by none).
-#[test]
-fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
+fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() -> Checked {
     let mut uncounted = Vec::new();
-    for (stage, resources) in compiled_stages() {
+    let compiled = compiled_stages();
+    for (stage, resources) in &compiled.stages {
         let info = stage.info();
         if let Some(reason) = info.kernels.sass_counts_unavailable() {
             uncounted.push((info.number.to_string(), reason));
@@ -187,7 +222,7 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
                 })
         };
         let mut checked = 0;
-        for r in &resources {
+        for r in resources {
             let (Some(hmma), Some(hgmma), Some(qgmma)) = (r.hmma, r.hgmma, r.qgmma) else {
                 panic!(
                     "stage {}: {} on {} is in the ptxas report but not in the SASS counts",
@@ -223,8 +258,9 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() {
         );
         // `just cuda` installs cuobjdump with the compiler, so under `just test` they must be.
         assert!(!required(), "{message}");
-        skip(message);
+        return Err(Skipped(message));
     }
+    compiled.all()
 }
 
 /// The `cuobjdump -sass` listing of a bundle's fatbin, by the cuobjdump beside the nvcc
@@ -273,10 +309,10 @@ fn special_registers(listing: &str) -> Vec<(String, std::collections::BTreeSet<S
 /// The timeline kernels read the clocks (`clock64`, `%globaltimer`) and the timed ones do
 /// not: the instrumentation is compiled out of the kernels the bench times, not merely
 /// skipped at run time (timeline.cuh's `Timeline<false>`).
-#[test]
-fn only_the_timeline_kernels_read_the_clocks() {
+fn only_the_timeline_kernels_read_the_clocks() -> Checked {
     let mut unchecked = Vec::new();
-    for (stage, _) in compiled_stages() {
+    let compiled = compiled_stages();
+    for (stage, _) in &compiled.stages {
         let info = stage.info();
         if !info.timeline {
             continue;
@@ -335,11 +371,11 @@ fn only_the_timeline_kernels_read_the_clocks() {
             unchecked.join(", ")
         );
         assert!(!required(), "{message}");
-        skip(message);
+        return Err(Skipped(message));
     }
+    compiled.all()
 }
 
-#[test]
 fn special_registers_are_read_from_the_instructions() {
     let listing = "\t\tFunction : k_timeline_bf16_d64\n        /*0dc0*/                   CS2R R4, SR_GLOBALTIMERLO ;                 /* 0x0000000000047805 */\n        /*0dd0*/                   CS2R R14, SR_CLOCKLO ;   /* 0x00000000000e7805 */\n\t\tFunction : k_bf16_d64\n        /*0070*/                   S2UR UR14, SR_CTAID.X ;                 /* 0x00000000000e79c3 */\n";
     let got = special_registers(listing);
@@ -359,8 +395,7 @@ fn special_registers_are_read_from_the_instructions() {
 /// ones (`LDG.E.EF`): a flush of evict-first lines evicts its own lines first and left the
 /// last launch's K/V in the L2 (book: Results, "A flush that did not flush"). Read from the
 /// harness's SASS, for every architecture in its fatbin.
-#[test]
-fn the_l2_flush_loads_are_not_evict_first() {
+fn the_l2_flush_loads_are_not_evict_first() -> Checked {
     let kernels = &harness::sol::KERNELS;
     let Some(listing) = sass_listing(kernels, "harness") else {
         let message = format!(
@@ -368,7 +403,7 @@ fn the_l2_flush_loads_are_not_evict_first() {
             kernels.status.lines().next().unwrap_or("no status")
         );
         assert!(!required(), "{message}");
-        return skip(message);
+        return Err(Skipped(message));
     };
     // Each global load's opcode (`LDG.E.EF.128`), by function, over every architecture.
     let mut loads: std::collections::BTreeMap<String, Vec<String>> = Default::default();
@@ -388,4 +423,5 @@ fn the_l2_flush_loads_are_not_evict_first() {
     assert!(!flush.is_empty() && !read.is_empty(), "{loads:?}");
     assert!(flush.iter().all(|op| !op.contains(".EF")), "{flush:?}");
     assert!(read.iter().all(|op| op.contains(".EF")), "{read:?}");
+    Ok(())
 }

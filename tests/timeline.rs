@@ -2,21 +2,35 @@
 //! small problem, recorded, checked against the oracle like any run, and its events held
 //! to what every stage design records (each consumer does QKᵀ, softmax and P·V once per
 //! tile, in that order for each tile; a producer issues a tile before a consumer has it);
-//! stage 11's serial loop to more. Hopper only: elsewhere each test says so and checks
-//! nothing. `flashlab timeline N` draws the same events.
+//! stage 11's serial loop to more. Hopper only: elsewhere each GPU test is reported
+//! ignored, with the reason. `flashlab timeline N` draws the same events.
 
 use flashlab::stages::STAGES;
 use harness::run::{RunOptions, run_stage};
+use harness::testing::{Checked, Needs, Skipped};
 use harness::timeline::{Lane, Phase, Role, Timeline, TimelineRequest};
 use harness::{Problem, Stage};
 use std::collections::BTreeSet;
+use synthetic::{
+    a_producer_and_two_consumers_pass, a_softmax_before_its_product_completed_fails,
+    stage_11s_recording_passes,
+};
+
+harness::test_main!(
+    Needs::Gpu => [timelines_bf16_d128, timelines_bf16_d64_causal],
+    Needs::Cpu => [
+        stage_11s_recording_passes,
+        a_producer_and_two_consumers_pass,
+        a_softmax_before_its_product_completed_fails,
+    ],
+);
 
 /// Blocks 0 to 2: query tiles 0 to 2 of head 0 in every stage's grid.
 const BLOCKS: u32 = 3;
 
-/// The stage's timeline run on `problem`, checked against the oracle; `None` (said)
-/// where this GPU cannot run the stage.
-fn record(stage: &dyn Stage, problem: &Problem) -> Option<Timeline> {
+/// The stage's timeline run on `problem`, checked against the oracle; `Err` where this
+/// GPU cannot run the stage (the one reason allowed for checking nothing).
+fn record(stage: &dyn Stage, problem: &Problem) -> Result<Timeline, Skipped> {
     let info = stage.info();
     let gpu = harness::testing::gpu_for(info)?;
     let opts = RunOptions {
@@ -37,7 +51,7 @@ fn record(stage: &dyn Stage, problem: &Problem) -> Option<Timeline> {
         check.summary()
     );
     let buffer = outputs.timeline.expect("a timeline was asked for");
-    Some(Timeline::from_buffer(&buffer).unwrap_or_else(|e| panic!("stage {}: {e}", info.label())))
+    Ok(Timeline::from_buffer(&buffer).unwrap_or_else(|e| panic!("stage {}: {e}", info.label())))
 }
 
 /// The iterations of one phase's spans, in the order recorded.
@@ -201,17 +215,24 @@ fn assert_stage11(problem: &Problem, t: &Timeline, tiles: &[u32]) {
     }
 }
 
-fn assert_timelines(problem: Problem) {
+/// Every timeline stage's recording on `problem`; `Err` naming the stages this GPU cannot
+/// run, once every stage it can run has passed.
+fn assert_timelines(problem: Problem) -> Checked {
     let stages: Vec<&dyn Stage> = STAGES
         .iter()
         .copied()
         .filter(|s| s.info().timeline)
         .collect();
     assert!(!stages.is_empty(), "no stage has timeline kernels");
+    let mut skipped = Vec::new();
     for stage in stages {
         let info = stage.info();
-        let Some(t) = record(stage, &problem) else {
-            continue;
+        let t = match record(stage, &problem) {
+            Ok(t) => t,
+            Err(Skipped(reason)) => {
+                skipped.push(reason);
+                continue;
+            }
         };
         let tiles = assert_every_design(&info.label(), &problem, &t);
         if info.number == 11 {
@@ -224,20 +245,23 @@ fn assert_timelines(problem: Problem) {
         let qk: usize = t.lanes.iter().map(|l| l.spans_of(Phase::Qk).count()).sum();
         assert_eq!(svg.matches("class=\"span qk\"").count(), qk);
     }
+    match skipped.first() {
+        None => Ok(()),
+        Some(first) => Err(Skipped(format!(
+            "{} timeline stage(s) not run here: {first}",
+            skipped.len()
+        ))),
+    }
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
-fn timelines_bf16_d128() {
-    assert_timelines(Problem::new(1, 2, 1024, 128));
+fn timelines_bf16_d128() -> Checked {
+    assert_timelines(Problem::new(1, 2, 1024, 128))
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
-fn timelines_bf16_d64_causal() {
+fn timelines_bf16_d64_causal() -> Checked {
     let mut problem = Problem::new(1, 2, 1024, 64);
     problem.causal = true;
-    assert_timelines(problem);
+    assert_timelines(problem)
 }
 
 /// Buffers written as the kernels write them, for the checks above: stage 11's serial loop
@@ -299,8 +323,7 @@ mod synthetic {
         buf
     }
 
-    #[test]
-    fn stage_11s_recording_passes() {
+    pub fn stage_11s_recording_passes() {
         let problem = Problem::new(1, 2, 1024, 128);
         let t = Timeline::from_buffer(&stage11(&problem, |_| 8)).unwrap();
         let tiles = assert_every_design("11 (wgmma)", &problem, &t);
@@ -314,8 +337,7 @@ mod synthetic {
         assert_stage11(&causal, &t, &tiles);
     }
 
-    #[test]
-    fn a_producer_and_two_consumers_pass() {
+    pub fn a_producer_and_two_consumers_pass() {
         let problem = Problem::new(1, 2, 1024, 128);
         let mut buf = TimelineBuffer::zeroed(BLOCKS, harness::timeline::stride_for(&problem));
         for b in 0..BLOCKS {
@@ -341,8 +363,7 @@ mod synthetic {
         assert_eq!(assert_every_design("12 (ws)", &problem, &t), [8, 8, 8]);
     }
 
-    #[test]
-    fn a_softmax_before_its_product_completed_fails() {
+    pub fn a_softmax_before_its_product_completed_fails() {
         let problem = Problem::new(1, 2, 1024, 128);
         let mut buf = stage11(&problem, |_| 8);
         let mut events = serial(1, 1, 8, &STAGE11);
@@ -353,8 +374,8 @@ mod synthetic {
         events[qk].end = events[qk + 1].start + 10;
         buf.put_slot(1, 1, &events);
         let t = Timeline::from_buffer(&buf).unwrap();
-        let failure = std::panic::catch_unwind(|| assert_every_design("11", &problem, &t))
-            .expect_err("the checks must fail");
+        let failure = harness::testing::expect_panic(|| assert_every_design("11", &problem, &t))
+            .expect("the checks must fail");
         let message = failure.downcast_ref::<String>().unwrap();
         assert!(
             message.contains("block 1 consumer 1: tile 3: QKᵀ"),

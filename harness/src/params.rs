@@ -1,6 +1,6 @@
 //! The one argument every kernel takes, mirrored from `stages/include/flashlab/common.cuh`.
 
-use crate::Problem;
+use crate::{Error, Problem, Result};
 
 /// `struct AttnParams` of `common.cuh`, field for field: every stage's kernels share this
 /// one signature, so the harness launches them all the same way. The layout is pinned on
@@ -35,28 +35,53 @@ pub struct AttnParams {
 unsafe impl cudarc::driver::DeviceRepr for AttnParams {}
 
 impl AttnParams {
-    /// The scalar fields for a problem (sizes already validated to fit in i32).
-    pub fn for_problem(p: &Problem) -> AttnParams {
+    /// The scalar fields for a problem; `InvalidProblem` naming the size that does not fit
+    /// the kernels' `int`.
+    pub fn for_problem(p: &Problem) -> Result<AttnParams> {
+        let int = |name: &str, value: usize| {
+            i32::try_from(value).map_err(|_| {
+                Error::InvalidProblem(format!(
+                    "{name} is {value}, more than the kernels' int holds ({})",
+                    i32::MAX
+                ))
+            })
+        };
         let scale = p.softmax_scale();
-        AttnParams {
-            batch: p.shape.batch as i32,
-            heads: p.shape.heads as i32,
-            kv_heads: p.shape.kv_heads as i32,
-            seqlen_q: p.shape.seqlen_q as i32,
-            seqlen_k: p.shape.seqlen_k as i32,
-            head_dim: p.shape.head_dim as i32,
-            causal: p.causal as i32,
+        Ok(AttnParams {
+            batch: int("batch", p.shape.batch)?,
+            heads: int("heads", p.shape.heads)?,
+            kv_heads: int("kv_heads", p.shape.kv_heads)?,
+            seqlen_q: int("seqlen_q", p.shape.seqlen_q)?,
+            seqlen_k: int("seqlen_k", p.shape.seqlen_k)?,
+            head_dim: int("head_dim", p.shape.head_dim)?,
+            causal: i32::from(p.causal),
             scale,
             // exp(x * scale) == exp2(x * scale * log2(e)): the kernels use the cheaper exp2.
             scale_log2: scale * std::f32::consts::LOG2_E,
             ..Default::default()
-        }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_past_an_int_are_refused_by_name() {
+        let mut p = Problem::new(1, 2, 1024, 64);
+        let params = AttnParams::for_problem(&p).unwrap();
+        assert_eq!(
+            (params.heads, params.seqlen_k, params.head_dim),
+            (2, 1024, 64)
+        );
+        p.shape.seqlen_k = i32::MAX as usize + 1;
+        let err = AttnParams::for_problem(&p).unwrap_err().to_string();
+        assert!(
+            err.contains("seqlen_k is 2147483648, more than the kernels' int holds"),
+            "{err}"
+        );
+    }
 
     /// Every offset and the size, the same numbers `common.cuh`'s `static_assert`s pin on
     /// the C++ side: a field moved on one side only would have every kernel read the wrong

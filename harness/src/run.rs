@@ -143,7 +143,7 @@ pub fn run_stage(
 
     let args = {
         let ptr = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
-        let mut params = AttnParams::for_problem(problem);
+        let mut params = AttnParams::for_problem(problem)?;
         params.q = ptr(&q);
         params.k = ptr(&k);
         params.v = ptr(&v);

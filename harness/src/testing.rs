@@ -1,14 +1,32 @@
-//! The GPU test every stage runs: its kernels against the oracle over one shape grid, and
-//! on inputs whose scores jump.
+//! The GPU test every stage runs (its kernels against the oracle over one shape grid, and
+//! on inputs whose scores jump), and the runner of every test binary whose tests find out
+//! only as they run whether this machine lets them check what they are for.
 //!
-//! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);`, which
-//! expands to one test per (dtype, head dim, causal) combination and one per dtype on
-//! inputs whose scores jump. They are `#[ignore]`d with the reason, so a machine without a
-//! GPU shows them as ignored, never as passed; `just test` runs them with
-//! `--include-ignored` when a GPU is present.
+//! A test that did not check what it is for is reported as *ignored*, with its reason,
+//! never as passed. Those binaries are built with `libtest-mimic` (`harness = false` in
+//! their `[[test]]` section, and a `main` that calls [`run`]): each test is a [`Trial`]
+//! made by [`trial`] from a function that returns [`Checked`], `Ok(())` when it checked
+//! what it is for and `Err(Skipped)` with the reason when it could not. libtest-mimic
+//! prints that as `ignored (reason)` and counts it among the ignored of its closing
+//! `test result:` line, the same line libtest prints.
+//!
+//! A test that needs a GPU ([`Needs`]) is ignored up front where this machine cannot give
+//! it one (no GPU, or one that cannot run its stage), as an `#[ignore]`d test is: `cargo
+//! test` shows it as ignored, `cargo test -- --include-ignored` runs it, and it then says
+//! why it checked nothing. Where the GPU can run it, a plain `cargo test` runs it.
+//! Filters, `--list`, `--exact`, `--skip` and `--test-threads` work as in libtest;
+//! `--nocapture` is accepted and changes nothing (libtest-mimic never captures output).
+//!
+//! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);` (or
+//! `harness::decode_gpu_tests!` for a decode stage), and its Cargo.toml says
+//! `[[test]] name = "gpu" harness = false`. The line expands to a `main` with one test per
+//! (dtype, head dim, causal) combination and one per dtype on inputs whose scores jump.
 
 use crate::run::{RunOptions, run_stage};
-use crate::{DType, Gpu, Problem, Stage};
+use crate::{DType, Error, Gpu, Problem, Stage, StageInfo};
+pub use libtest_mimic::Trial;
+use libtest_mimic::{Arguments, Completion};
+use std::sync::{Mutex, OnceLock};
 
 /// (batch, heads, kv_heads, seqlen_q, seqlen_k): a single token, tile-aligned lengths,
 /// lengths that are not a multiple of any tile, seqlen_q ≠ seqlen_k both ways (with
@@ -25,8 +43,14 @@ pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
 ];
 
 /// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
-/// with every failure's numbers, so one run shows all that is wrong.
-pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
+/// with every failure's numbers, so one run shows all that is wrong; `Err` where this GPU
+/// cannot run the stage ([`gpu_for`]).
+pub fn assert_stage_on_grid(
+    stage: &dyn Stage,
+    dtype: DType,
+    head_dim: usize,
+    causal: bool,
+) -> Checked {
     assert_stage_on(
         stage,
         dtype,
@@ -34,7 +58,7 @@ pub fn assert_stage_on_grid(stage: &dyn Stage, dtype: DType, head_dim: usize, ca
         causal,
         SHAPES,
         &[("normal inputs", None)],
-    );
+    )
 }
 
 /// Shapes long enough for several KV tiles before and after the jump.
@@ -44,7 +68,12 @@ pub const JUMP_SHAPES: &[(usize, usize, usize, usize, usize)] =
 /// Like [`assert_stage_on_grid`], on inputs whose scores jump upwards part of the way
 /// along the keys, moderately (a rescale) and steeply (overflow unless the max moves
 /// first): the test of every path that depends on how the running max grows.
-pub fn assert_stage_on_score_jumps(stage: &dyn Stage, dtype: DType, head_dim: usize, causal: bool) {
+pub fn assert_stage_on_score_jumps(
+    stage: &dyn Stage,
+    dtype: DType,
+    head_dim: usize,
+    causal: bool,
+) -> Checked {
     use crate::inputs::{moderate_score_jump, steep_score_jump};
     assert_stage_on(
         stage,
@@ -56,7 +85,7 @@ pub fn assert_stage_on_score_jumps(stage: &dyn Stage, dtype: DType, head_dim: us
             ("a moderate score jump", Some(moderate_score_jump)),
             ("a steep score jump", Some(steep_score_jump)),
         ],
-    );
+    )
 }
 
 type Adjust = (
@@ -71,10 +100,8 @@ fn assert_stage_on(
     causal: bool,
     shapes: &[(usize, usize, usize, usize, usize)],
     adjusts: &[Adjust],
-) {
-    let Some(gpu) = gpu_for(stage.info()) else {
-        return;
-    };
+) -> Checked {
+    let gpu = gpu_for(stage.info())?;
     let mut failures = Vec::new();
     for (&(batch, heads, kv_heads, seqlen_q, seqlen_k), &(inputs, adjust)) in shapes
         .iter()
@@ -120,66 +147,250 @@ fn assert_stage_on(
         stage.info().label(),
         failures.join("\n")
     );
+    Ok(())
 }
 
-/// The GPU, for a test of a stage's kernels; `None` after saying why (with [`skip`]) when
-/// the GPU cannot run them (a Hopper stage elsewhere: said, not passed). No GPU at all
-/// panics: GPU tests are `#[ignore]`d where there is none.
-pub fn gpu_for(info: &crate::StageInfo) -> Option<Gpu> {
-    let gpu = Gpu::open().unwrap_or_else(|e| panic!("{e}"));
-    match gpu.check_stage(info) {
-        Ok(()) => Some(gpu),
-        Err(e) => {
-            skip(e);
-            None
+/// Why a test could not check what it is for on this machine: it is reported as ignored,
+/// with this reason.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skipped(pub String);
+
+impl Skipped {
+    pub fn because(reason: impl std::fmt::Display) -> Skipped {
+        Skipped(reason.to_string())
+    }
+}
+
+/// What a test returns: `Ok(())` when it checked what it is for (a failed check panics),
+/// `Err` with the reason when it could not.
+pub type Checked = Result<(), Skipped>;
+
+/// What a test needs of the machine. A test whose needs this machine does not meet is
+/// ignored up front (so `cargo test` shows it as ignored, and `--include-ignored` runs it,
+/// to say why it checks nothing).
+#[derive(Clone, Copy)]
+pub enum Needs {
+    /// The CPU alone: the test always runs (and may still find, as it runs, that it
+    /// cannot check anything here, and say so).
+    Cpu,
+    /// An NVIDIA GPU.
+    Gpu,
+    /// A GPU that can run this stage: a Hopper GPU for the sm_90a stages.
+    Stage(&'static StageInfo),
+}
+
+/// A GPU's name and compute capability, or why there is none.
+type Probe = Result<(String, (u32, u32)), String>;
+
+/// The GPU as found once per test binary.
+fn probed_gpu() -> &'static Probe {
+    static PROBE: OnceLock<Probe> = OnceLock::new();
+    PROBE.get_or_init(|| {
+        Gpu::open()
+            .map(|gpu| (gpu.name.clone(), gpu.compute_capability))
+            .map_err(|e| e.to_string())
+    })
+}
+
+impl Needs {
+    /// Why this machine does not meet these needs; `None` where it does.
+    pub fn unmet(self) -> Option<String> {
+        let gpu = match self {
+            Needs::Cpu => return None,
+            Needs::Gpu | Needs::Stage(_) => match probed_gpu() {
+                Ok(gpu) => gpu,
+                Err(e) => return Some(e.clone()),
+            },
+        };
+        match self {
+            Needs::Stage(info) if !info.gpu.runs_on(gpu.1) => Some(
+                Error::WrongGpu {
+                    stage: info.label(),
+                    gpu: gpu.0.clone(),
+                    needs: info.gpu.needs(),
+                    have_major: gpu.1.0,
+                    have_minor: gpu.1.1,
+                }
+                .to_string(),
+            ),
+            _ => None,
         }
     }
 }
 
-/// Says that the running test could not check what it is for, and why, where a run of
-/// `cargo test` shows it: straight to the process's stderr, past libtest's capture (which
-/// prints a passing test's output only under `--nocapture`). The caller then returns, so
-/// the test reports `ok`, and this line beside it tells that nothing was checked.
+/// The reasons of the tests [`trial`] has ignored up front, for [`run`] to print once.
+static IGNORED_UP_FRONT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// What a test function may return: `()` (a test that always checks what it is for) or
+/// [`Checked`].
+pub trait IntoChecked {
+    fn into_checked(self) -> Checked;
+}
+
+impl IntoChecked for () {
+    fn into_checked(self) -> Checked {
+        Ok(())
+    }
+}
+
+impl IntoChecked for Checked {
+    fn into_checked(self) -> Checked {
+        self
+    }
+}
+
+/// One test of a `harness = false` test binary: `test` runs unless `needs` are unmet
+/// here, when it is ignored up front (and `--include-ignored` runs it all the same). A
+/// panic in `test` fails it, as in libtest; `Err(Skipped)` reports it ignored with the
+/// reason.
+pub fn trial<R: IntoChecked>(
+    name: impl Into<String>,
+    needs: Needs,
+    test: impl FnOnce() -> R + Send + 'static,
+) -> Trial {
+    let unmet = needs.unmet();
+    let ignored = unmet.is_some();
+    if let Some(reason) = unmet {
+        let mut reasons = IGNORED_UP_FRONT.lock().unwrap_or_else(|e| e.into_inner());
+        if !reasons.contains(&reason) {
+            reasons.push(reason);
+        }
+    }
+    Trial::ignorable_test(name, move || {
+        Ok(match test().into_checked() {
+            Ok(()) => Completion::Completed,
+            Err(Skipped(reason)) => Completion::ignored_with(reason),
+        })
+    })
+    .with_ignored_flag(ignored)
+}
+
+/// The `main` of a `harness = false` test binary: parses libtest's arguments, runs the
+/// trials and exits with libtest's status. Before the run it says why the tests ignored
+/// up front are ignored (libtest-mimic's own line for them says only `ignored`).
+pub fn run(trials: Vec<Trial>) -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    if !args.list && !args.ignored && !args.include_ignored {
+        let reasons = IGNORED_UP_FRONT.lock().unwrap_or_else(|e| e.into_inner());
+        for reason in reasons.iter() {
+            eprintln!(
+                "the tests below that need a GPU are ignored here: {reason}\n(`cargo test -- --include-ignored` runs them, and each then says why it checks nothing)"
+            );
+        }
+    }
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// The `main` of a `harness = false` test binary whose tests are functions:
+/// `harness::test_main!(Needs::Cpu => [a, b], Needs::Gpu => [c]);` runs each as a
+/// [`trial`] named after it, with those needs.
+#[macro_export]
+macro_rules! test_main {
+    ($($needs:expr => [$($test:ident),* $(,)?]),* $(,)?) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::testing::run(vec![
+                $($($crate::testing::trial(stringify!($test), $needs, $test),)*)*
+            ])
+        }
+    };
+}
+
+/// `f`'s panic payload, or `Err` with its value where it did not panic, for a test of a
+/// check that must fail. libtest-mimic never captures output, so the panic is kept off
+/// stderr here, where it would read as a failure (other threads' panics still print).
+pub fn expect_panic<R>(
+    f: impl FnOnce() -> R + std::panic::UnwindSafe,
+) -> Result<Box<dyn std::any::Any + Send>, R> {
+    use std::cell::Cell;
+    thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+    static HOOK: OnceLock<()> = OnceLock::new();
+    HOOK.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let result = std::panic::catch_unwind(f);
+    QUIET.with(|q| q.set(false));
+    match result {
+        Ok(value) => Err(value),
+        Err(payload) => Ok(payload),
+    }
+}
+
+/// The GPU, for a test of a stage's kernels; `Err` with the reason where there is none or
+/// it cannot run the stage (a Hopper stage on any other GPU). These are the only reasons
+/// a stage's GPU test may give for checking nothing: kernels that were not compiled, a
+/// launch refused, or a wrong result fail it.
+pub fn gpu_for(info: &StageInfo) -> Result<Gpu, Skipped> {
+    let gpu = Gpu::open().map_err(Skipped::because)?;
+    gpu.check_stage(info).map_err(Skipped::because)?;
+    Ok(gpu)
+}
+
+/// The tests of `stage`'s `tests/gpu.rs` ([`gpu_tests!`](crate::gpu_tests)): one per
+/// (dtype, head dim 64 and 128, causal) on the shape grid, and one per dtype on inputs
+/// whose scores jump, at every head dim of the stage.
+pub fn stage_trials(stage: &'static dyn Stage) -> Vec<Trial> {
+    let needs = Needs::Stage(stage.info());
+    let mut trials = Vec::new();
+    for dtype in [DType::Bf16, DType::F16] {
+        for head_dim in [64, 128] {
+            for causal in [false, true] {
+                let causal_suffix = if causal { "_causal" } else { "" };
+                trials.push(trial(
+                    format!("{}_d{head_dim}{causal_suffix}", dtype.name()),
+                    needs,
+                    move || assert_stage_on_grid(stage, dtype, head_dim, causal),
+                ));
+            }
+        }
+    }
+    for dtype in [DType::Bf16, DType::F16] {
+        trials.push(trial(
+            format!("score_jumps_{}", dtype.name()),
+            needs,
+            move || {
+                for &head_dim in stage.info().head_dims {
+                    for causal in [false, true] {
+                        assert_stage_on_score_jumps(stage, dtype, head_dim, causal)?;
+                    }
+                }
+                Ok(())
+            },
+        ));
+    }
+    trials
+}
+
+/// A stage's `tests/gpu.rs`: `harness::gpu_tests!(my_stage::STAGE);` is its `main`, which
+/// runs [`stage_trials`]. The test target needs `harness = false` in the stage's
+/// Cargo.toml (`[[test]] name = "gpu" harness = false`).
+#[macro_export]
+macro_rules! gpu_tests {
+    ($stage:expr) => {
+        fn main() -> ::std::process::ExitCode {
+            $crate::testing::run($crate::testing::stage_trials(&$stage))
+        }
+    };
+}
+
+/// For a test run by libtest's own harness (`#[test]`), which cannot report a test
+/// ignored once it runs: says on the process's stderr, past libtest's capture, that the
+/// running test could not check what it is for, and why. The caller then returns, and
+/// libtest counts the test as passed, so `.ci/run` moves each test that printed this line
+/// from its passed count to its skipped one. A test that may skip belongs in a
+/// `harness = false` binary ([`trial`]) instead; the callers left (tests/bench.rs and one
+/// unit test of the CLI's bench) are to move there.
 pub fn skip(reason: impl std::fmt::Display) {
     use std::io::Write as _;
     let thread = std::thread::current();
     // libtest names each test's thread after the test (except with one test thread).
     let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
-}
-
-/// One `#[ignore]`d GPU test per (dtype, head dim, causal) for a stage.
-#[macro_export]
-macro_rules! gpu_tests {
-    ($stage:expr) => {
-        $crate::gpu_tests!(@one $stage, bf16_d64, Bf16, 64, false);
-        $crate::gpu_tests!(@one $stage, bf16_d64_causal, Bf16, 64, true);
-        $crate::gpu_tests!(@one $stage, bf16_d128, Bf16, 128, false);
-        $crate::gpu_tests!(@one $stage, bf16_d128_causal, Bf16, 128, true);
-        $crate::gpu_tests!(@one $stage, f16_d64, F16, 64, false);
-        $crate::gpu_tests!(@one $stage, f16_d64_causal, F16, 64, true);
-        $crate::gpu_tests!(@one $stage, f16_d128, F16, 128, false);
-        $crate::gpu_tests!(@one $stage, f16_d128_causal, F16, 128, true);
-        $crate::gpu_tests!(@jumps $stage, score_jumps_bf16, Bf16);
-        $crate::gpu_tests!(@jumps $stage, score_jumps_f16, F16);
-    };
-    (@jumps $stage:expr, $name:ident, $dtype:ident) => {
-        /// Scores that jump part of the way along the keys: every way the running max grows.
-        #[test]
-        #[ignore = "needs an NVIDIA GPU (compute capability 8.0+; the Hopper stages 9.0); `just test` runs it where one is present"]
-        fn $name() {
-            for head_dim in $crate::Stage::info(&$stage).head_dims.iter().copied() {
-                for causal in [false, true] {
-                    $crate::testing::assert_stage_on_score_jumps(&$stage, $crate::DType::$dtype, head_dim, causal);
-                }
-            }
-        }
-    };
-    (@one $stage:expr, $name:ident, $dtype:ident, $dim:expr, $causal:expr) => {
-        #[test]
-        #[ignore = "needs an NVIDIA GPU (compute capability 8.0+; the Hopper stages 9.0); `just test` runs it where one is present"]
-        fn $name() {
-            $crate::testing::assert_stage_on_grid(&$stage, $crate::DType::$dtype, $dim, $causal);
-        }
-    };
 }

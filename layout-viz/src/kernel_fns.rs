@@ -188,18 +188,29 @@ pub fn tile_offset(d: u32, swizzled: bool, row: u32, col: u32) -> Option<u64> {
     (out >= 0).then_some(out as u64)
 }
 
-/// `flashlab::swizzled_step_cols(offset, k)`: the offset 16·k columns further along a row.
-pub fn swizzled_step_cols(offset: u64, col_step16: u32) -> u64 {
-    // SAFETY: pure integer function.
-    unsafe { ffi::fl_swizzled_step_cols(offset as c_int, col_step16 as c_int) as u64 }
+/// An element offset as the device functions take it: an `int`.
+fn offset_arg(offset: u64) -> Result<c_int, KernelFnError> {
+    c_int::try_from(offset).map_err(|_| KernelFnError::OffsetOutOfRange(offset))
 }
 
-/// `flashlab::swizzled_step_rows<d>(offset, n)`: the offset 8·n rows further down.
-pub fn swizzled_step_rows(d: u32, offset: u64, row_step8: u32) -> Option<u64> {
+/// `flashlab::swizzled_step_cols(offset, k)`: the offset 16·k columns further along a row.
+pub fn swizzled_step_cols(offset: u64, col_step16: u32) -> Result<u64, KernelFnError> {
+    let offset = offset_arg(offset)?;
     // SAFETY: pure integer function.
-    let out =
-        unsafe { ffi::fl_swizzled_step_rows(d as c_int, offset as c_int, row_step8 as c_int) };
-    (out >= 0).then_some(out as u64)
+    Ok(unsafe { ffi::fl_swizzled_step_cols(offset, col_step16 as c_int) } as u64)
+}
+
+/// `flashlab::swizzled_step_rows<d>(offset, n)`: the offset 8·n rows further down; `None`
+/// for a head dim the host build does not instantiate.
+pub fn swizzled_step_rows(
+    d: u32,
+    offset: u64,
+    row_step8: u32,
+) -> Result<Option<u64>, KernelFnError> {
+    let offset = offset_arg(offset)?;
+    // SAFETY: pure integer function.
+    let out = unsafe { ffi::fl_swizzled_step_rows(d as c_int, offset, row_step8 as c_int) };
+    Ok((out >= 0).then_some(out as u64))
 }
 
 /// The tile heights (rows) whose TMA tiles the host build instantiates.
@@ -214,17 +225,24 @@ pub fn tile_offset_tma(rows: u32, row: u32, col: u32) -> Option<u64> {
     (out >= 0).then_some(out as u64)
 }
 
-/// `flashlab::tma_step_cols<rows>(offset, k)`: 16·k columns further along a row.
-pub fn tma_step_cols(rows: u32, offset: u64, col_step16: u32) -> Option<u64> {
+/// `flashlab::tma_step_cols<rows>(offset, k)`: 16·k columns further along a row; `None`
+/// for a tile height the host build does not instantiate.
+pub fn tma_step_cols(
+    rows: u32,
+    offset: u64,
+    col_step16: u32,
+) -> Result<Option<u64>, KernelFnError> {
+    let offset = offset_arg(offset)?;
     // SAFETY: pure integer function.
-    let out = unsafe { ffi::fl_tma_step_cols(rows as c_int, offset as c_int, col_step16 as c_int) };
-    (out >= 0).then_some(out as u64)
+    let out = unsafe { ffi::fl_tma_step_cols(rows as c_int, offset, col_step16 as c_int) };
+    Ok((out >= 0).then_some(out as u64))
 }
 
 /// `flashlab::tma_step_rows(offset, n)`: 8·n rows further down.
-pub fn tma_step_rows(offset: u64, row_step8: u32) -> u64 {
+pub fn tma_step_rows(offset: u64, row_step8: u32) -> Result<u64, KernelFnError> {
+    let offset = offset_arg(offset)?;
     // SAFETY: pure integer function.
-    unsafe { ffi::fl_tma_step_rows(offset as c_int, row_step8 as c_int) as u64 }
+    Ok(unsafe { ffi::fl_tma_step_rows(offset, row_step8 as c_int) } as u64)
 }
 
 /// `flashlab::swizzle<B, M, S>(offset)`, for the instances the kernels use.
@@ -242,7 +260,7 @@ pub fn swizzle(bits: u32, base: u32, shift: u32, offset: u64) -> Result<u64, Ker
     if !supported_swizzles().contains(&(bits, base, shift)) {
         return Err(unsupported());
     }
-    let arg = c_int::try_from(offset).map_err(|_| KernelFnError::OffsetOutOfRange(offset))?;
+    let arg = offset_arg(offset)?;
     // SAFETY: pure integer function.
     let out = unsafe { ffi::fl_swizzle(bits as c_int, base as c_int, shift as c_int, arg) };
     if out < 0 {

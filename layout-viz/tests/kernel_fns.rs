@@ -158,11 +158,16 @@ fn swizzled_steps_equal_recomputing_the_offset() {
                     for n in 0..8 {
                         let want = tile_offset(d, true, row + 8 * n, c0 + 16 * kk);
                         let stepped =
-                            swizzled_step_rows(d, swizzled_step_cols(start, kk), n).unwrap();
+                            swizzled_step_rows(d, swizzled_step_cols(start, kk).unwrap(), n)
+                                .unwrap()
+                                .unwrap();
                         assert_eq!(Some(stepped), want, "d{d} row {row} c0 {c0} kk {kk} n {n}");
                         // Rows first, then columns (stage 7's Q addresses): the same place.
-                        let rows_first =
-                            swizzled_step_cols(swizzled_step_rows(d, start, n).unwrap(), kk);
+                        let rows_first = swizzled_step_cols(
+                            swizzled_step_rows(d, start, n).unwrap().unwrap(),
+                            kk,
+                        )
+                        .unwrap();
                         assert_eq!(
                             Some(rows_first),
                             want,
@@ -236,9 +241,10 @@ fn tma_stepping_matches_the_offsets() {
                         let want =
                             kernel_fns::tile_offset_tma(rows, row + 8 * n, c0 + 16 * k).unwrap();
                         let stepped = kernel_fns::tma_step_rows(
-                            kernel_fns::tma_step_cols(rows, start, k).unwrap(),
+                            kernel_fns::tma_step_cols(rows, start, k).unwrap().unwrap(),
                             n,
-                        );
+                        )
+                        .unwrap();
                         assert_eq!(
                             stepped, want,
                             "rows {rows} ({row}, {c0}) + {k} col steps + {n} row steps"
@@ -248,4 +254,35 @@ fn tma_stepping_matches_the_offsets() {
             }
         }
     }
+}
+
+/// An offset past the kernels' `int` is refused, not wrapped into a negative one.
+#[test]
+fn offsets_past_an_int_are_refused() {
+    use kernel_fns::KernelFnError::OffsetOutOfRange;
+    let past = i32::MAX as u64 + 1;
+    assert_eq!(
+        kernel_fns::swizzled_step_cols(past, 1),
+        Err(OffsetOutOfRange(past))
+    );
+    assert_eq!(
+        kernel_fns::swizzled_step_rows(64, past, 1),
+        Err(OffsetOutOfRange(past))
+    );
+    assert_eq!(
+        kernel_fns::tma_step_cols(64, past, 1),
+        Err(OffsetOutOfRange(past))
+    );
+    assert_eq!(
+        kernel_fns::tma_step_rows(past, 1),
+        Err(OffsetOutOfRange(past))
+    );
+    assert_eq!(
+        kernel_fns::swizzle(3, 4, 3, past),
+        Err(OffsetOutOfRange(past))
+    );
+    assert_eq!(
+        kernel_fns::tma_step_rows(0, 1),
+        Ok(kernel_fns::tile_offset_tma(64, 8, 0).unwrap())
+    );
 }

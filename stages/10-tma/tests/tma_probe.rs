@@ -5,6 +5,7 @@
 
 use harness::cudarc::driver::sys::{CUtensorMapDataType, CUtensorMapSwizzle};
 use harness::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use harness::testing::{Checked, Needs};
 use harness::tma::TensorMap;
 use layout_viz::atoms::{TmaBox, TmaSwizzle};
 
@@ -45,12 +46,10 @@ struct ProbeMaps([TensorMap; 4]);
 // SAFETY: four tensor maps by value, as `TmaProbeMaps` in the probe.
 unsafe impl DeviceRepr for ProbeMaps {}
 
-#[test]
-#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
-fn tma_loads_land_where_layout_viz_draws_them() {
-    let Some(gpu) = harness::testing::gpu_for(&stage10_tma::INFO) else {
-        return;
-    };
+harness::test_main!(Needs::Stage(&stage10_tma::INFO) => [tma_loads_land_where_layout_viz_draws_them]);
+
+fn tma_loads_land_where_layout_viz_draws_them() -> Checked {
+    let gpu = harness::testing::gpu_for(&stage10_tma::INFO)?;
     let stream = gpu.stream();
     let host: Vec<u16> = (0..ROWS * COLS).map(|i| (i + 1) as u16).collect();
     let tensor = stream.clone_htod(&host).unwrap();
@@ -107,4 +106,5 @@ fn tma_loads_land_where_layout_viz_draws_them() {
             .collect();
         assert!(wrong.is_empty(), "swizzle {mode:?}: {}", wrong.join("; "));
     }
+    Ok(())
 }

@@ -5,8 +5,11 @@
 //! through the kernel's own descriptors and 128-byte swizzled layout.
 
 use harness::cudarc::driver::{LaunchConfig, PushKernelArg};
+use harness::testing::{Checked, Needs, Skipped};
 
-fn run_probe() -> Option<(Vec<f32>, Vec<f32>)> {
+harness::test_main!(Needs::Stage(&stage11_wgmma::INFO) => [wgmma_accumulator_and_register_a_are_where_layout_viz_draws_them]);
+
+fn run_probe() -> Result<(Vec<f32>, Vec<f32>), Skipped> {
     let gpu = harness::testing::gpu_for(&stage11_wgmma::INFO)?;
     let function = stage11_wgmma::KERNELS
         .function(&gpu, "wgmma_probe")
@@ -24,18 +27,14 @@ fn run_probe() -> Option<(Vec<f32>, Vec<f32>)> {
     // SAFETY: the probe takes two pointers to 128 x 32 floats.
     unsafe { launch.launch(cfg) }.unwrap();
     stream.synchronize().unwrap();
-    Some((
+    Ok((
         stream.clone_dtoh(&c_ss).unwrap(),
         stream.clone_dtoh(&c_rs).unwrap(),
     ))
 }
 
-#[test]
-#[ignore = "needs a Hopper GPU (compute capability 9.0); `just test` runs it where one is present"]
-fn wgmma_accumulator_and_register_a_are_where_layout_viz_draws_them() {
-    let Some((c_ss, c_rs)) = run_probe() else {
-        return;
-    };
+fn wgmma_accumulator_and_register_a_are_where_layout_viz_draws_them() -> Checked {
+    let (c_ss, c_rs) = run_probe()?;
     // C(i, j) = i + 64 j: every accumulator register names its own cell.
     let c = layout_viz::atoms::wgmma_c(64).unwrap();
     for t in 0..128u32 {
@@ -68,4 +67,5 @@ fn wgmma_accumulator_and_register_a_are_where_layout_viz_draws_them() {
             );
         }
     }
+    Ok(())
 }

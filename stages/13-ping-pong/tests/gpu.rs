@@ -1,3 +1,3 @@
 //! Stage 13 on the GPU against the oracle, over the shape grid of `harness::testing`.
-//! Hopper only: on any other GPU each test says so and checks nothing.
+//! Hopper only: on any other GPU each test is reported ignored, with the reason.
 harness::gpu_tests!(stage13_ping_pong::STAGE);
