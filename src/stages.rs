@@ -105,4 +105,25 @@ mod tests {
         }
         assert_eq!(STAGES.iter().filter(|s| s.info().builds_on.is_none()).count(), 1);
     }
+
+    /// A stage's `tests/gpu.rs` is `harness::gpu_tests!`, which writes its own `main`: under
+    /// libtest's harness that `main` is never called and the binary reports 0 tests, passed.
+    #[test]
+    fn every_stage_runs_its_gpu_tests_without_libtests_harness() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for s in STAGES {
+            let i = s.info();
+            let dir = root.join(format!("stages/{:02}-{}", i.number, i.slug));
+            let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            let gpu = manifest
+                .split("[[test]]")
+                .skip(1)
+                .find(|t| t.contains("name = \"gpu\""));
+            assert!(
+                gpu.is_some_and(|t| t.contains("harness = false")),
+                "{}: add `[[test]] name = \"gpu\" harness = false` (see stage 13's)",
+                dir.join("Cargo.toml").display()
+            );
+        }
+    }
 }

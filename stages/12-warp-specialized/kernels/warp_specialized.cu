@@ -6,8 +6,9 @@
 // in the loop: a consumer waits only for data, never for the other consumer, and the
 // producer refills a slot as soon as it is free. The producer needs few registers and the
 // consumers many, so setmaxnreg moves them. The roles, each a part of its own in
-// flashlab/hopper/: the scheduler (which rows of which head, the longest first), the
-// producer's load, the consumer's products, its online softmax, the epilogue.
+// flashlab/hopper/: the scheduler (which rows of which head; under a causal mask the
+// longest first), the producer's load, the consumer's products, its online softmax,
+// the epilogue.
 #include <flashlab/common.cuh>
 #include <flashlab/hopper/epilogue.cuh>
 #include <flashlab/hopper/mainloop.cuh>

@@ -1,3 +1,3 @@
 //! Stage 16 on the GPU against the oracle, over the shape grid of `harness::testing`.
-//! Hopper only: on any other GPU each test says so and checks nothing.
+//! Hopper only: on any other GPU each test is reported ignored, with the reason.
 harness::gpu_tests!(stage16_overlap::STAGE);
