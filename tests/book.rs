@@ -761,9 +761,11 @@ fn names_a_section(name: &str) -> bool {
         let mut lines = text.lines();
         let title = lines.next().unwrap_or("").trim_start_matches('#').trim();
         title.starts_with(chapter)
-            && lines
-                .filter(|l| l.starts_with("##"))
-                .any(|l| l.trim_start_matches('#').trim().eq_ignore_ascii_case(section))
+            && lines.filter(|l| l.starts_with("##")).any(|l| {
+                l.trim_start_matches('#')
+                    .trim()
+                    .eq_ignore_ascii_case(section)
+            })
     })
 }
 
