@@ -15,7 +15,8 @@
 //! - every stage in the table has its chapter, `stages/NN-<slug>.md`, listed in
 //!   SUMMARY.md, and no chapter exists for a stage that is not in the table;
 //! - every `just stage N` / `flashlab stage N` in the book names a real stage;
-//! - every `Book: "…"` pointer in a stage's sources or the kernel headers names a heading;
+//! - every `Book: "…"` pointer in a stage's sources or the kernel headers names a heading,
+//!   or a chapter and one of its sections ("A GPU primer: tensor cores");
 //! - every test the book names (a table row starting with `` `some_test` ``) exists, in
 //!   the workspace's test folders or a stage's `tests/`.
 //!
@@ -749,6 +750,25 @@ fn headings() -> Vec<String> {
         .collect()
 }
 
+/// A pointer written "Chapter: section" ("A GPU primer: tensor cores"): a chapter whose
+/// title starts with the part before the last ": " has a heading that is the part after
+/// it, case aside.
+fn names_a_section(name: &str) -> bool {
+    let Some((chapter, section)) = name.rsplit_once(": ") else {
+        return false;
+    };
+    chapters().values().any(|text| {
+        let mut lines = text.lines();
+        let title = lines.next().unwrap_or("").trim_start_matches('#').trim();
+        title.starts_with(chapter)
+            && lines.filter(|l| l.starts_with("##")).any(|l| {
+                l.trim_start_matches('#')
+                    .trim()
+                    .eq_ignore_ascii_case(section)
+            })
+    })
+}
+
 #[test]
 fn book_pointers_in_stage_sources_name_a_heading() {
     let headings = headings();
@@ -783,7 +803,7 @@ fn book_pointers_in_stage_sources_name_a_heading() {
                 .collect::<Vec<_>>()
                 .join(" ");
             let name = name.as_str();
-            if !headings.iter().any(|h| h.starts_with(name)) {
+            if !headings.iter().any(|h| h.starts_with(name)) && !names_a_section(name) {
                 problems.push(format!(
                     "{}: book section \"{name}\" is not a heading of the book",
                     rel(&file)
