@@ -1,6 +1,9 @@
 //! The command line, defined once: clap derives parsing, `--help` and the error messages
-//! from these types.
+//! from these types. The CLI knows the bench (its configuration and defaults, in
+//! [`crate::bench`]) and turns its flags into it; the bench knows nothing of the CLI.
 
+use crate::bench::decode::DecodeBenchConfig;
+use crate::bench::{self, BenchConfig, Sweep};
 use clap::{Args, Parser, Subcommand};
 use harness::timing::TimingProtocol;
 use harness::{DType, Problem};
@@ -138,15 +141,15 @@ pub struct BenchArgs {
     #[arg(long, default_value = "bf16", conflicts_with = "decode")]
     pub dtype: DType,
     /// Shape rule: batch = max(1, TOKENS / seqlen).
-    #[arg(long, default_value_t = 8192, conflicts_with = "decode")]
+    #[arg(long, default_value_t = bench::DEFAULT_TOKENS, conflicts_with = "decode")]
     pub tokens: usize,
     /// Shape rule: query heads (K/V heads are the same: MHA).
-    #[arg(long, default_value_t = 16, conflicts_with = "decode")]
+    #[arg(long, default_value_t = bench::DEFAULT_HEADS, conflicts_with = "decode")]
     pub heads: usize,
     /// Skip rows whose stage needs more fp32 workspace than this (stage 1's S matrix).
     #[arg(
         long,
-        default_value_t = 2.0,
+        default_value_t = bench::DEFAULT_MAX_WORKSPACE_GIB,
         value_name = "GIB",
         conflicts_with = "decode"
     )]
@@ -182,13 +185,73 @@ pub struct BenchArgs {
     )]
     pub decode_cache_lens: Vec<usize>,
     /// --decode: leave out shapes with more cache tokens than this in all.
-    #[arg(long, value_name = "TOKENS", default_value_t = crate::bench::decode::DEFAULT_MAX_TOKENS, requires = "decode")]
+    #[arg(long, value_name = "TOKENS", default_value_t = bench::decode::DEFAULT_MAX_TOKENS, requires = "decode")]
     pub decode_max_tokens: usize,
     /// --decode: the head dim of every shape (64, 128 or 256).
-    #[arg(long, value_name = "D", default_value_t = crate::bench::decode::HEAD_DIM, requires = "decode")]
+    #[arg(long, value_name = "D", default_value_t = bench::decode::HEAD_DIM, requires = "decode")]
     pub decode_dim: usize,
     #[command(flatten)]
     pub timing: TimingArgs,
+}
+
+impl BenchArgs {
+    /// The bench configuration these flags ask for, defaults filled in.
+    pub fn config(&self) -> BenchConfig {
+        let seqlens = self.seqlens.clone().unwrap_or_else(|| {
+            if self.quick {
+                bench::QUICK_SEQLENS.to_vec()
+            } else {
+                bench::DEFAULT_SEQLENS.to_vec()
+            }
+        });
+        let dims = self.dims.clone().unwrap_or_else(|| {
+            if self.quick {
+                bench::QUICK_DIMS.to_vec()
+            } else {
+                bench::DEFAULT_DIMS.to_vec()
+            }
+        });
+        let causal = match self.causal {
+            CausalSweep::Off => vec![false],
+            CausalSweep::On => vec![true],
+            CausalSweep::Both => vec![false, true],
+        };
+        BenchConfig {
+            sweep: Sweep {
+                seqlens,
+                dims,
+                causal,
+                dtype: self.dtype,
+                tokens: self.tokens,
+                heads: self.heads,
+            },
+            stages: self.stages.clone(),
+            baselines: self.baselines,
+            out: self.out.clone(),
+            plots: self.plots,
+            seed: self.seed.unwrap_or(bench::DEFAULT_SEED),
+            max_workspace_gib: self.max_workspace_gib,
+            dry_run: self.dry_run,
+            timing: self.timing.timing,
+        }
+    }
+
+    /// `--decode`'s configuration, defaults filled in.
+    pub fn decode_config(&self) -> DecodeBenchConfig {
+        DecodeBenchConfig {
+            stages: self.stages.clone(),
+            batches: self.decode_batches.clone(),
+            cache_lens: self.decode_cache_lens.clone(),
+            max_tokens: self.decode_max_tokens,
+            head_dim: self.decode_dim,
+            baselines: self.baselines,
+            plots: self.plots,
+            out: self.out.clone(),
+            timing: self.timing.timing,
+            seed: self.seed.unwrap_or(bench::DEFAULT_SEED),
+            dry_run: self.dry_run,
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -171,7 +171,7 @@ fn no_stage_compiles_with_a_warning() -> Checked {
 /// The ceiling kernels `flashlab info` and the bench run (harness/kernels/ceilings.cu) are
 /// compiled like the stages', and neither spills.
 fn ceiling_kernels_are_compiled_without_spills() -> Checked {
-    let resources = match resources("the harness", &harness::sol::KERNELS) {
+    let resources = match resources("the harness", &harness::kernels::HARNESS_KERNELS) {
         Ok(r) => r,
         Err(reason) => {
             return Err(Skipped(format!(
@@ -396,7 +396,7 @@ fn special_registers_are_read_from_the_instructions() {
 /// last launch's K/V in the L2 (book: Results, "A flush that did not flush"). Read from the
 /// harness's SASS, for every architecture in its fatbin.
 fn the_l2_flush_loads_are_not_evict_first() -> Checked {
-    let kernels = &harness::sol::KERNELS;
+    let kernels = &harness::kernels::HARNESS_KERNELS;
     let Some(listing) = sass_listing(kernels, "harness") else {
         let message = format!(
             "the harness's kernels were not compiled by an nvcc with a cuobjdump beside it ({}): their loads were not read",

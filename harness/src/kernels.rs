@@ -76,6 +76,12 @@ impl std::ops::Deref for Kernel {
     }
 }
 
+/// The harness's own kernels: the ceilings [`crate::sol`] measures
+/// (`harness/kernels/ceilings.cu`) and the gate [`crate::timing`] queues its launches
+/// behind (`harness/kernels/spin.cu`). Here, below both, so that timing does not depend on
+/// the speed of light (which is timed with it).
+pub static HARNESS_KERNELS: KernelBundle = crate::include_kernels!();
+
 /// Embeds the fatbin, report, status and SASS counts that the stage's `build.rs` wrote to
 /// `OUT_DIR`.
 #[macro_export]

@@ -8,6 +8,7 @@
 //! the rate at which cp.async moves tiles from L2 into shared memory.
 
 use crate::error::CudaContext as _;
+use crate::kernels::HARNESS_KERNELS;
 use crate::timing::{TimingProtocol, gb_per_s, tflops, time, time_between};
 use crate::{Error, Gpu, Result};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
@@ -47,10 +48,6 @@ pub struct SpeedOfLight {
     pub ceilings_skipped: Option<String>,
 }
 
-/// The harness's own kernels: the ceilings (`harness/kernels/ceilings.cu`) and the timing
-/// gate (`harness/kernels/spin.cu`).
-pub static KERNELS: crate::KernelBundle = crate::include_kernels!();
-
 pub const COPY_BYTES: usize = 1 << 30;
 pub const GEMM_SIZE: usize = 8192;
 
@@ -77,7 +74,7 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     let copy_gb_per_s = gb_per_s(2.0 * COPY_BYTES as f64, copy.median_ms);
     // ANCHOR_END: copy
     drop(dst);
-    let read_gb_per_s = match KERNELS.not_compiled_reason() {
+    let read_gb_per_s = match HARNESS_KERNELS.not_compiled_reason() {
         Some(_) => None,
         None => Some(read(gpu, protocol, &src)?),
     };
@@ -90,7 +87,7 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
         (None, Some("libcublas was not found (install the CUDA toolkit or put libcublas on LD_LIBRARY_PATH)".to_string()))
     };
     let (mma_sync_tflops, l2_to_smem_tb_per_s, ceilings_skipped) =
-        match KERNELS.not_compiled_reason() {
+        match HARNESS_KERNELS.not_compiled_reason() {
             Some(why) => (None, None, Some(why)),
             None => (
                 Some(mma_sync(gpu, protocol)?),
@@ -114,7 +111,7 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
 /// Reads `src` (the copy's 1 GiB source, far past any L2) with `ceiling_read`: bytes read
 /// per second.
 fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32>) -> Result<f64> {
-    let func = KERNELS.function(gpu, ReadKernel::Ceiling.name())?;
+    let func = HARNESS_KERNELS.function(gpu, ReadKernel::Ceiling.name())?;
     let mut sink = sink(gpu, "read ceiling")?;
     let chunks = (src.len() * 4 / 16) as i64;
     let t = time(gpu, protocol, || {
@@ -219,7 +216,7 @@ impl StreamingRead {
         let chunks = bytes.div_ceil(16);
         Ok(StreamingRead {
             kernel,
-            read: KERNELS.function(gpu, kernel.name())?,
+            read: HARNESS_KERNELS.function(gpu, kernel.name())?,
             buffer: gpu.stream().alloc_zeros::<u32>(chunks * 4).allocating(
                 gpu,
                 chunks * 16,
@@ -284,7 +281,7 @@ fn mma_sync(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const THREADS: u32 = 512;
     const ILP: f64 = 8.0;
     const ITERS: i32 = 8192;
-    let func = KERNELS.function(gpu, "ceiling_mma_sync")?;
+    let func = HARNESS_KERNELS.function(gpu, "ceiling_mma_sync")?;
     let stream = gpu.stream();
     let blocks = gpu.multiprocessors;
     let mut out = stream
@@ -320,7 +317,7 @@ fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     const SRC_BYTES: usize = 16 << 20;
     const TILES: i32 = 2000;
     const SMEM: u32 = 2 * 32768;
-    let func = KERNELS.function(gpu, "ceiling_l2_to_smem")?;
+    let func = HARNESS_KERNELS.function(gpu, "ceiling_l2_to_smem")?;
     func.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         SMEM as i32,

@@ -4,6 +4,7 @@
 //! caller picks that or the older ungated protocol ([`TimingProtocol`], `--timing`).
 
 use crate::error::CudaContext as _;
+use crate::kernels::HARNESS_KERNELS;
 use crate::{Gpu, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
@@ -170,7 +171,7 @@ pub fn time_between(
 /// harness's kernels (no nvcc at build time) there is nothing to time either, so this
 /// only reports why.
 fn gate(gpu: &Gpu, us: i64) -> Result<()> {
-    let func = crate::sol::KERNELS.function(gpu, "timing_spin")?;
+    let func = HARNESS_KERNELS.function(gpu, "timing_spin")?;
     let ns = us * 1000;
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),

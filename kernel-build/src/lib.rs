@@ -9,25 +9,18 @@
 //! that says how to get a compiler, so CPU-only machines build and test the workspace.
 
 mod nvcc;
+mod out_files;
 mod ptxas;
 mod sass;
 
 pub use nvcc::{Arch, DEFAULT_ARCHS, ToolchainError, find_nvcc, parse_archs};
+pub use out_files::{FATBIN_FILE, NO_NVCC, REPORT_FILE, SASS_COUNTS_FILE, STATUS_FILE};
 pub use ptxas::{KernelResources, is_compiler_warning, parse_ptxas_report};
 pub use sass::{
     SASS_COUNTS_UNAVAILABLE, SassCounts, TENSOR_CORE_KINDS, add_sass_counts,
     count_tensor_core_instructions, find_cuobjdump, format_sass_counts, parse_sass_counts,
     sass_listing,
 };
-
-/// File names inside `OUT_DIR`, shared by the build script and the embedding macro.
-pub const FATBIN_FILE: &str = "kernels.fatbin";
-pub const REPORT_FILE: &str = "ptxas-report.txt";
-pub const STATUS_FILE: &str = "nvcc-status.txt";
-pub const SASS_COUNTS_FILE: &str = "sass-counts.txt";
-
-/// The first line of the status file when no nvcc was found.
-pub const NO_NVCC: &str = "no-nvcc";
 
 pub use nvcc::{
     HOPPER_ARCHS, compile_hopper_stage_kernels_with, compile_stage_kernels,

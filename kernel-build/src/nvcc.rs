@@ -1,5 +1,6 @@
 //! Finding nvcc and running it for one stage: the fatbin, the ptxas report, the status.
 
+use crate::out_files;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -189,10 +190,10 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
-    let fatbin = out_dir.join(crate::FATBIN_FILE);
-    let report = out_dir.join(crate::REPORT_FILE);
-    let status = out_dir.join(crate::STATUS_FILE);
-    let sass_counts = out_dir.join(crate::SASS_COUNTS_FILE);
+    let fatbin = out_dir.join(out_files::FATBIN_FILE);
+    let report = out_dir.join(out_files::REPORT_FILE);
+    let status = out_dir.join(out_files::STATUS_FILE);
+    let sass_counts = out_dir.join(out_files::SASS_COUNTS_FILE);
 
     let nvcc = match find_nvcc(&root) {
         Ok(nvcc) => nvcc,
@@ -209,7 +210,10 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
             );
             write(&fatbin, b"");
             write(&report, b"");
-            write(&status, format!("{}\n{err}\n", crate::NO_NVCC).as_bytes());
+            write(
+                &status,
+                format!("{}\n{err}\n", out_files::NO_NVCC).as_bytes(),
+            );
             write(
                 &sass_counts,
                 format!(

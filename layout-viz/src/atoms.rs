@@ -29,7 +29,7 @@ pub enum AtomError {
     #[error("invalid {what}: {why}")]
     Invalid { what: String, why: String },
     #[error(transparent)]
-    TooLarge(#[from] crate::render::TooLarge),
+    TooLarge(#[from] crate::figure_size::TooLarge),
 }
 
 fn invalid(what: &str, why: impl Into<String>) -> AtomError {
@@ -429,7 +429,7 @@ pub fn cp_async(threads: u32, rows: u32, cols: u32, elem_bytes: u32) -> Result<T
             ),
         ));
     }
-    crate::render::check_cells(
+    crate::figure_size::check_cells(
         format_args!("cp-async-{rows}x{cols}"),
         &[rows.into(), cols.into()],
     )?;
@@ -666,7 +666,7 @@ impl TmaBox {
         }
         // Implied by the 256 x 256 limit above today; kept so a figure stays drawable if
         // that rule ever widens.
-        crate::render::check_cells(
+        crate::figure_size::check_cells(
             format_args!("TMA box {}x{}", boxdim.0, boxdim.1),
             &[boxdim.0.into(), boxdim.1.into()],
         )?;

@@ -27,7 +27,7 @@ pub enum BookError {
     #[error(transparent)]
     KernelFn(#[from] KernelFnError),
     #[error(transparent)]
-    TooLarge(#[from] render::TooLarge),
+    TooLarge(#[from] crate::figure_size::TooLarge),
     #[error("{path}: {source}")]
     Io {
         path: String,

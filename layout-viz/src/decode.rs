@@ -9,6 +9,7 @@
 
 use svg::node::element::{Group, Polygon, Title};
 
+use crate::decode_index::{KvCache, PackedRow, SplitTiles};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::kernel_fns;
 use crate::svg_kit::{
@@ -27,33 +28,6 @@ pub const BLOCK_KV: u32 = stage14::BLOCK_KV;
 pub const ROWS: u32 = stage14::ROWS;
 /// Bytes per element of the cache (bf16 or f16), as `DecodeProblem::kv_bytes` counts.
 pub const ELEM_BYTES: u64 = 2;
-
-/// The key tiles `[begin, begin + count)` one split covers (`flashlab::SplitTiles`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SplitTiles {
-    pub begin: u32,
-    pub count: u32,
-}
-
-/// The query token and head of a packed row (`flashlab::PackedRow`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PackedRow {
-    pub token: u32,
-    pub head: u32,
-}
-
-/// A K/V cache as `cache_row` sees it.
-#[derive(Debug, Clone, Copy)]
-pub enum KvCache<'a> {
-    /// `capacity` rows per sequence, sequence after sequence.
-    Contiguous { capacity: u32 },
-    /// A pool of pages of `page_size` rows and the block table `[batch, pages_per_seq]`.
-    Paged {
-        table: &'a [i32],
-        pages_per_seq: u32,
-        page_size: u32,
-    },
-}
 
 /// The decode kernels' index functions the figures are computed from: the kernels' own
 /// (`KERNELS`, the C++ host build, native targets only) or layout-viz's models of them

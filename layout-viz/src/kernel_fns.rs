@@ -33,7 +33,7 @@ pub enum KernelFnError {
 }
 
 pub use crate::atoms::RowCol;
-pub use crate::decode::{KvCache, PackedRow, SplitTiles};
+pub use crate::decode_index::{KvCache, PackedRow, SplitTiles};
 
 mod ffi {
     use std::ffi::c_int;

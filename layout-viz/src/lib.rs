@@ -22,6 +22,8 @@ pub mod atoms;
 pub mod bank;
 pub mod book;
 pub mod decode;
+pub mod decode_index;
+pub mod figure_size;
 pub mod gmma;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod kernel_fns;

@@ -23,40 +23,8 @@ use std::ops::Range;
 
 use crate::atoms::{Ldmatrix, MmaAtom, TmaBox, TvAtom};
 use crate::bank::{self, Access, BankReport};
+use crate::figure_size::{TooLarge, check_cells};
 use crate::svg_kit::{self, wrap};
-
-/// The most cells one panel draws: a 256 x 256 tile, four times the largest atom a
-/// kernel uses (wgmma's 64 x 256 accumulator). Its SVG is about 25 MB already; a larger
-/// one is unreadable, and a very large layout would exhaust memory before a byte is
-/// written, so it is refused up front.
-pub const MAX_CELLS: u64 = 65_536;
-
-/// A figure with more cells than [`MAX_CELLS`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{what} has {cells} cells, more than the {MAX_CELLS} (256 x 256) layout-viz draws; draw a tile of it instead"
-)]
-pub struct TooLarge {
-    /// What was to be drawn, e.g. `layout (100000,100000):(1,100000)`.
-    pub what: String,
-    /// Saturates at `u128::MAX` for shapes whose size does not fit even that.
-    pub cells: u128,
-}
-
-/// Refuses a figure of `dims`' product of cells when it exceeds [`MAX_CELLS`]; called
-/// before anything of that size is allocated.
-pub fn check_cells(what: impl std::fmt::Display, dims: &[u64]) -> Result<(), TooLarge> {
-    let cells = dims
-        .iter()
-        .fold(1u128, |acc, &d| acc.saturating_mul(u128::from(d)));
-    if cells > u128::from(MAX_CELLS) {
-        return Err(TooLarge {
-            what: what.to_string(),
-            cells,
-        });
-    }
-    Ok(())
-}
 
 /// Fill colors: 16 light, mutually distinguishable tones (after the Tableau 20 light
 /// set), all readable under dark text.
@@ -1180,8 +1148,8 @@ fn lane_label(lanes: &[u32], width: f64) -> String {
 /// A bank map: one panel per phase, rows = the 128-byte lines touched, columns = banks;
 /// touched words show their lane(s) and the bank group's color, conflicted banks are
 /// outlined in red, and the caption gives wavefronts against the ideal. It needs no
-/// [`MAX_CELLS`] check: 32 lanes of at most 16 bytes touch at most 64 lines, so at
-/// most 4 phases x 64 x 32 cells.
+/// [`MAX_CELLS`](crate::figure_size::MAX_CELLS) check: 32 lanes of at most 16 bytes
+/// touch at most 64 lines, so at most 4 phases x 64 x 32 cells.
 pub fn bank_map(access: &Access, report: &BankReport) -> String {
     let mut lines: Vec<u64> = report
         .lanes
@@ -1438,7 +1406,7 @@ fn tma_figure(b: &TmaBox, row_col: &str) -> Figure {
 
 /// A plain or swizzled layout as a grid: mode 0 down the rows, the remaining modes
 /// (colexicographically) across the columns; a rank-1 layout is one row. Refuses a
-/// layout of more than [`MAX_CELLS`] elements.
+/// layout of more than [`MAX_CELLS`](crate::figure_size::MAX_CELLS) elements.
 pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, TooLarge> {
     let shape = layout.shape();
     check_cells(

@@ -2,9 +2,10 @@
 //! layout-viz's models over a grid of inputs, so the playground (wasm32, models) draws
 //! what the CLI draws; and the numbers the book's three decode figures show.
 use layout_viz::decode::{
-    self, BLOCK_KV, DecodeFns, KvCache, PackedRow, PagedCache, SplitTiles, heuristic_eligible,
-    kv_bytes, kv_bytes_unpacked, split_plan,
+    self, BLOCK_KV, DecodeFns, PagedCache, heuristic_eligible, kv_bytes, kv_bytes_unpacked,
+    split_plan,
 };
+use layout_viz::decode_index::{KvCache, PackedRow, SplitTiles};
 
 const K: DecodeFns = DecodeFns::KERNELS;
 const M: DecodeFns = DecodeFns::MODELS;

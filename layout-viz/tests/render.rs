@@ -2,6 +2,7 @@
 use layout_viz::atoms;
 use layout_viz::bank;
 use layout_viz::book;
+use layout_viz::figure_size;
 use layout_viz::render;
 use svg::node::element::tag::Type;
 use svg::parser::Event;
@@ -145,7 +146,7 @@ fn figures_past_max_cells_are_refused_before_allocating() {
     let err = book::layout_svg("(100000,100000):(1,100000)", false).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("10000000000 cells"), "{msg}");
-    assert!(msg.contains(&render::MAX_CELLS.to_string()), "{msg}");
+    assert!(msg.contains(&figure_size::MAX_CELLS.to_string()), "{msg}");
     // Both the plain and the swizzled spelling of a swizzle figure.
     assert!(book::swizzle_svg("(1024,1024):(1024,1)", Some((3, 3, 3)), 2).is_err());
     assert!(book::swizzle_svg("Sw<3,3,3> o _0 o (1024,1024):(1024,1)", None, 2).is_err());
@@ -155,10 +156,10 @@ fn figures_past_max_cells_are_refused_before_allocating() {
         Err(atoms::AtomError::TooLarge(_))
     ));
     // At the limit is still drawn.
-    assert!(render::check_cells("a 256 x 256 tile", &[256, 256]).is_ok());
-    assert!(render::check_cells("a 256 x 257 tile", &[256, 257]).is_err());
+    assert!(figure_size::check_cells("a 256 x 256 tile", &[256, 256]).is_ok());
+    assert!(figure_size::check_cells("a 256 x 257 tile", &[256, 257]).is_err());
     // A size past u64 saturates rather than overflowing.
-    assert!(render::check_cells("huge", &[u64::MAX, u64::MAX, 2]).is_err());
+    assert!(figure_size::check_cells("huge", &[u64::MAX, u64::MAX, 2]).is_err());
 }
 
 #[test]
@@ -170,14 +171,17 @@ fn bounded_figures_stay_under_max_cells() {
             &access,
             &bank::simulate(&access).unwrap(),
         ));
-        assert!(cells as u64 <= render::MAX_CELLS / 8, "{name}: {cells}");
+        assert!(
+            cells as u64 <= figure_size::MAX_CELLS / 8,
+            "{name}: {cells}"
+        );
     }
     // The largest TMA box (256 x 256 of 8-byte elements) draws 2 panels of 256 x 128
     // chunks: exactly the limit.
     let b = atoms::TmaBox::new((256, 256), (256, 256), (0, 0), 8, atoms::TmaSwizzle::None).unwrap();
     assert_eq!(
         2 * u64::from(b.box_rows) * u64::from(b.box_cols * b.elem_bytes / 16),
-        render::MAX_CELLS
+        figure_size::MAX_CELLS
     );
 }
 

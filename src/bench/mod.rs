@@ -3,11 +3,13 @@
 //! timed on the same shapes in the same run; results as JSON and CSV, plots and a
 //! markdown table from them.
 //!
-//! By responsibility: [`sweep`] (which shapes, which rows are skipped and why, running
-//! one), [`results`] (the rows and the header, `bench.json`), [`output`] (CSV, the
-//! terminal's progress lines, the markdown table), [`plots`], [`baselines`] (PyTorch and
-//! flash_attn through `bench/baselines.py`) and `run` (a whole bench, the one part that
-//! needs a GPU besides [`compare`]).
+//! By responsibility, each module using only those before it: [`sweep`] (the
+//! configuration and its defaults: which shapes, which rows are skipped and why),
+//! [`results`] (the rows and the header, `bench.json`), [`output`] (CSV, the terminal's
+//! progress lines, the markdown table), [`plots`], [`baselines`] (PyTorch and flash_attn
+//! through `bench/baselines.py`), [`decode`] (`--decode`) and `run` (a whole bench, running
+//! each row: the one part that needs a GPU besides [`compare`]). The command line
+//! ([`crate::cli`]) builds a [`BenchConfig`] from its flags; nothing here knows the CLI.
 
 pub mod baselines;
 pub mod compare;
@@ -21,11 +23,11 @@ pub mod sweep;
 pub use output::{CSV_COLUMNS, parse_csv, row_line};
 pub use results::{
     Baselines, BenchResults, FLOP_RULE, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status,
-    SweepInfo, format_utc, shape_label, utc_now,
+    SweepInfo, format_utc, utc_now,
 };
 pub use run::run;
 pub use sweep::{
     BenchConfig, DEFAULT_DIMS, DEFAULT_HEADS, DEFAULT_MAX_WORKSPACE_GIB, DEFAULT_SEED,
     DEFAULT_SEQLENS, DEFAULT_TOKENS, Plan, QUICK_DIMS, QUICK_SEQLENS, Sweep, describe_plan,
-    plan_row, select_stages, shape_rule, stage_name, validate_sweep,
+    plan_row, select_stages, shape_label, shape_rule, stage_name, validate_sweep,
 };

@@ -1,7 +1,8 @@
 //! Rows in text: the CSV file, the progress lines on the terminal, and the markdown
 //! results table (printed at the end of a run, and `results-table.md`).
 
-use super::results::{Baselines, BenchResults, Row, RowKind, Status, shape_label};
+use super::results::{Baselines, BenchResults, Row, RowKind, Status};
+use super::sweep::shape_label;
 use anyhow::{Result, bail};
 use std::fmt::Write as _;
 use std::io::IsTerminal;

@@ -229,18 +229,6 @@ pub mod sweep_shape {
     }
 }
 
-/// `b2 h16 s4096 d128 causal`, for progress lines.
-pub fn shape_label(p: &Problem) -> String {
-    format!(
-        "b{} h{} s{} d{}{}",
-        p.shape.batch,
-        p.shape.heads,
-        p.shape.seqlen_q,
-        p.shape.head_dim,
-        if p.causal { " causal" } else { "" }
-    )
-}
-
 /// What was swept and how rows were made.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepInfo {

@@ -2,14 +2,15 @@
 //! light, the sweep's rows, the baselines, then the files.
 
 use super::results::{
-    Baselines, BenchResults, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status, SweepInfo,
-    shape_label, utc_now,
+    Baselines, BenchResults, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status, SweepInfo, utc_now,
 };
-use super::sweep::{BenchConfig, Plan, describe_plan, plan_row, run_row, select_stages};
-use super::sweep::{stage_name, validate_sweep};
+use super::sweep::{BenchConfig, Plan, describe_plan, plan_row, select_stages};
+use super::sweep::{shape_label, stage_name, validate_sweep};
 use super::{baselines, output, plots};
 use anyhow::{Result, anyhow};
-use harness::Gpu;
+use harness::run::{RunOptions, run_stage};
+use harness::timing::TimingProtocol;
+use harness::{Gpu, Stage};
 
 /// Runs the bench: returns the process exit code (1 when a stage row failed its check or
 /// errored; the files are written either way).
@@ -170,4 +171,50 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
         );
     }
     Ok(1)
+}
+
+/// Checks and times one stage on one shape, into `row`.
+pub fn run_row(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    seed: u64,
+    timing: TimingProtocol,
+    mut row: Row,
+) -> Row {
+    let opts = RunOptions {
+        seed: Some(seed),
+        check: true,
+        timing: Some(timing),
+        adjust_inputs: None,
+        timeline: None,
+    };
+    match run_stage(stage, gpu, &row.problem, &opts) {
+        Ok((report, _outputs)) => {
+            if let Some(t) = &report.timing {
+                row.median_ms = Some(t.median_ms);
+                row.min_ms = Some(t.min_ms);
+                row.iterations = Some(t.iterations);
+            }
+            row.tflops = report.tflops;
+            let passed = report.check.as_ref().is_some_and(|c| c.passed);
+            if let Some(c) = &report.check {
+                row.max_abs_error = Some(c.o_max_abs);
+                row.error_bound = Some(c.o_bound);
+                row.check_passed = Some(c.passed);
+                if !c.passed {
+                    row.reason = Some(c.summary());
+                }
+            }
+            row.status = if passed {
+                Status::Ok
+            } else {
+                Status::CheckFailed
+            };
+        }
+        Err(e) => {
+            row.status = Status::Error;
+            row.reason = Some(e.to_string());
+        }
+    }
+    row
 }

@@ -1,12 +1,10 @@
-//! Which shapes a bench sweeps, which stage rows it runs and which it skips (and why),
-//! and running one row. All of it but [`run_row`] is plain data, tested without a GPU.
+//! Which shapes a bench sweeps and which stage rows it runs and which it skips (and why):
+//! plain data, tested without a GPU. What a row measured is [`super::results`]'s.
 
-use super::results::{Row, Status, shape_label};
 use crate::stages::STAGES;
 use anyhow::{Context as _, Result, bail};
-use harness::run::{RunOptions, run_stage};
 use harness::timing::TimingProtocol;
-use harness::{DType, Gpu, Problem, Stage};
+use harness::{DType, Problem, Stage};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -39,6 +37,18 @@ pub fn shape_rule(tokens: usize, heads: usize, seqlens: &[usize]) -> String {
     format!(
         "heads = {heads}, batch = max(1, {tokens} / seqlen): batch x heads x seqlen = {} query rows (twice that at seqlens above {tokens}), so short sequences still fill the GPU",
         tokens * heads
+    )
+}
+
+/// `b2 h16 s4096 d128 causal`, for progress lines.
+pub fn shape_label(p: &Problem) -> String {
+    format!(
+        "b{} h{} s{} d{}{}",
+        p.shape.batch,
+        p.shape.heads,
+        p.shape.seqlen_q,
+        p.shape.head_dim,
+        if p.causal { " causal" } else { "" }
     )
 }
 
@@ -207,111 +217,4 @@ pub fn describe_plan(config: &BenchConfig) -> Result<String> {
         }
     )?;
     Ok(out)
-}
-
-/// Checks and times one stage on one shape, into `row`.
-pub fn run_row(
-    stage: &dyn Stage,
-    gpu: &Gpu,
-    seed: u64,
-    timing: TimingProtocol,
-    mut row: Row,
-) -> Row {
-    let opts = RunOptions {
-        seed: Some(seed),
-        check: true,
-        timing: Some(timing),
-        adjust_inputs: None,
-        timeline: None,
-    };
-    match run_stage(stage, gpu, &row.problem, &opts) {
-        Ok((report, _outputs)) => {
-            if let Some(t) = &report.timing {
-                row.median_ms = Some(t.median_ms);
-                row.min_ms = Some(t.min_ms);
-                row.iterations = Some(t.iterations);
-            }
-            row.tflops = report.tflops;
-            let passed = report.check.as_ref().is_some_and(|c| c.passed);
-            if let Some(c) = &report.check {
-                row.max_abs_error = Some(c.o_max_abs);
-                row.error_bound = Some(c.o_bound);
-                row.check_passed = Some(c.passed);
-                if !c.passed {
-                    row.reason = Some(c.summary());
-                }
-            }
-            row.status = if passed {
-                Status::Ok
-            } else {
-                Status::CheckFailed
-            };
-        }
-        Err(e) => {
-            row.status = Status::Error;
-            row.reason = Some(e.to_string());
-        }
-    }
-    row
-}
-
-impl crate::cli::BenchArgs {
-    /// The bench configuration these flags ask for, defaults filled in.
-    /// `--decode`'s configuration.
-    pub fn decode_config(&self) -> super::decode::DecodeBenchConfig {
-        super::decode::DecodeBenchConfig {
-            stages: self.stages.clone(),
-            batches: self.decode_batches.clone(),
-            cache_lens: self.decode_cache_lens.clone(),
-            max_tokens: self.decode_max_tokens,
-            head_dim: self.decode_dim,
-            baselines: self.baselines,
-            plots: self.plots,
-            out: self.out.clone(),
-            timing: self.timing.timing,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-            dry_run: self.dry_run,
-        }
-    }
-
-    pub fn config(&self) -> BenchConfig {
-        use crate::cli::CausalSweep;
-        let seqlens = self.seqlens.clone().unwrap_or_else(|| {
-            if self.quick {
-                QUICK_SEQLENS.to_vec()
-            } else {
-                DEFAULT_SEQLENS.to_vec()
-            }
-        });
-        let dims = self.dims.clone().unwrap_or_else(|| {
-            if self.quick {
-                QUICK_DIMS.to_vec()
-            } else {
-                DEFAULT_DIMS.to_vec()
-            }
-        });
-        let causal = match self.causal {
-            CausalSweep::Off => vec![false],
-            CausalSweep::On => vec![true],
-            CausalSweep::Both => vec![false, true],
-        };
-        BenchConfig {
-            sweep: Sweep {
-                seqlens,
-                dims,
-                causal,
-                dtype: self.dtype,
-                tokens: self.tokens,
-                heads: self.heads,
-            },
-            stages: self.stages.clone(),
-            baselines: self.baselines,
-            out: self.out.clone(),
-            plots: self.plots,
-            seed: self.seed.unwrap_or(DEFAULT_SEED),
-            max_workspace_gib: self.max_workspace_gib,
-            dry_run: self.dry_run,
-            timing: self.timing.timing,
-        }
-    }
 }
