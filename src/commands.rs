@@ -76,7 +76,11 @@ fn list(json: bool) -> Result<i32> {
         let from = first
             .builds_on
             .map_or(String::new(), |p| format!(", growing from stage {p}"));
-        println!("{} on {}{from}", first.workload.name(), first.gpu.short_name());
+        println!(
+            "{} on {}{from}",
+            first.workload.name(),
+            first.gpu.short_name()
+        );
         for n in branch {
             let r = rows.iter().find(|r| r.number == n).unwrap();
             let dims = r

@@ -87,11 +87,19 @@ mod tests {
     fn the_ladder_has_three_branches() {
         let infos: Vec<_> = STAGES.iter().map(|s| s.info()).collect();
         let branches = ladder_branches(&infos);
-        assert_eq!(branches[0], (1..=9).collect::<Vec<u32>>(), "prefill on mma.sync");
+        assert_eq!(
+            branches[0],
+            (1..=9).collect::<Vec<u32>>(),
+            "prefill on mma.sync"
+        );
         assert_eq!(branches[1][..5], [10, 11, 12, 13, 16], "prefill on Hopper");
         assert_eq!(branches[2], [14, 15], "decode");
         let listed: usize = branches.iter().map(Vec::len).sum();
-        assert_eq!(listed, STAGES.len(), "every stage in one branch: {branches:?}");
+        assert_eq!(
+            listed,
+            STAGES.len(),
+            "every stage in one branch: {branches:?}"
+        );
     }
 
     #[test]
@@ -100,10 +108,20 @@ mod tests {
             let i = s.info();
             if let Some(p) = i.builds_on {
                 let parent = find(p).unwrap_or_else(|e| panic!("stage {}: {e}", i.number));
-                assert!(parent.info().number < i.number, "stage {} builds on a later stage", i.number);
+                assert!(
+                    parent.info().number < i.number,
+                    "stage {} builds on a later stage",
+                    i.number
+                );
             }
         }
-        assert_eq!(STAGES.iter().filter(|s| s.info().builds_on.is_none()).count(), 1);
+        assert_eq!(
+            STAGES
+                .iter()
+                .filter(|s| s.info().builds_on.is_none())
+                .count(),
+            1
+        );
     }
 
     /// A stage's `tests/gpu.rs` is `harness::gpu_tests!`, which writes its own `main`: under

@@ -446,7 +446,11 @@ const LARGER_STEPS: &[(u32, u32, usize)] = &[(10, 11, 250)];
 fn each_stage_differs_from_the_one_it_builds_on_by_one_idea() {
     let mut problems = Vec::new();
     let steps = lesson_steps();
-    assert!(steps.len() >= 10, "only {} steps found: {steps:?}", steps.len());
+    assert!(
+        steps.len() >= 10,
+        "only {} steps found: {steps:?}",
+        steps.len()
+    );
     for &(parent, stage) in &steps {
         let (a, b) = (stage_kernel_code(parent), stage_kernel_code(stage));
         let (a, b): (Vec<&str>, Vec<&str>) = (
@@ -458,7 +462,10 @@ fn each_stage_differs_from_the_one_it_builds_on_by_one_idea() {
             .iter_all_changes()
             .filter(|c| c.tag() != similar::ChangeTag::Equal)
             .count();
-        assert!(changed > 0, "stages {parent} and {stage} have the same kernel");
+        assert!(
+            changed > 0,
+            "stages {parent} and {stage} have the same kernel"
+        );
         let limit = LARGER_STEPS
             .iter()
             .find(|s| (s.0, s.1) == (parent, stage))

@@ -56,7 +56,11 @@ fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
     find(&pipe, 0, "mbarrier_init(&empty[i], consumer_warps);");
     find(&pipe, 0, "mbarrier_wait(&empty[st.index], st.phase ^ 1);");
     find(&pipe, 0, "mbarrier_wait(&full[st.index], st.phase);");
-    find(&pipe, 0, "if (threadIdx.x % 32 == 0) mbarrier_arrive(&empty[st.index]);");
+    find(
+        &pipe,
+        0,
+        "if (threadIdx.x % 32 == 0) mbarrier_arrive(&empty[st.index]);",
+    );
     for u in 0..8 {
         let phase = u % 2;
         assert_eq!(pipeline::full_parity(u), phase);
@@ -69,7 +73,11 @@ fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
     }
     // The producer: K's slot acquired, then filled; then V's, as `pipeline::Model` orders it.
     let prod = code(PRODUCER);
-    let loop_top = find(&prod, 0, "for (int t = 0; t < w.n_tiles; ++t, st.advance()) {");
+    let loop_top = find(
+        &prod,
+        0,
+        "for (int t = 0; t < w.n_tiles; ++t, st.advance()) {",
+    );
     let k_empty = find(&prod, loop_top, "s.bar->k.producer_acquire(st)");
     let k_issue = find(&prod, k_empty, "s.bar->k.producer_expect(st, TILE_BYTES)");
     let v_empty = find(&prod, k_issue, "s.bar->v.producer_acquire(st)");
@@ -121,7 +129,11 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
     // S_t, P V_{t-1}, pass, wait for S (one group may stay in flight), softmax, wait for
     // P V, pack P; the last P V; and consumer 0's last sync.
     let k = code(STAGE16);
-    let free = find(&k, 0, "if (wg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);");
+    let free = find(
+        &k,
+        0,
+        "if (wg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);",
+    );
     let first = find(&k, free, "take_turn()");
     let s0 = find(&k, first, "mma.qk_issue(s.k_slot(st)); pass_turn();");
     let top = find(&k, s0, "for (int t = 1; t < w.n_tiles; ++t) {");
@@ -134,7 +146,11 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
     let wait0 = find(&k, softmax, "mma.template wait_o<0>();");
     let pack = find(&k, wait0, "mma.p_from_s();");
     let last = find(&k, pack, "mma.pv_issue(s.v_slot(st));");
-    let end = find(&k, last, "if (wg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);");
+    let end = find(
+        &k,
+        last,
+        "if (wg == 0) named_barrier_sync(MMA_TURN, TURN_THREADS);",
+    );
     find(
         &k,
         end,
