@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// How a phase is drawn: its thin row above the lane for the products (QKᵀ on top, P·V
-/// under it: in the ping-pong stage they overlap each other and the softmax), the lane's
+/// under it: in stage 16 they overlap each other and the softmax), the lane's
 /// own row for the rest.
 pub fn sub_row(phase: Phase) -> u8 {
     match phase {

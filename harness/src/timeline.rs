@@ -123,8 +123,8 @@ impl Phase {
     }
 
     /// The tensor-core products, whose spans run from issue to completion and may overlap
-    /// other phases of the same warpgroup (the ping-pong stage issues S of tile j before
-    /// P V of tile j - 1 completed).
+    /// other phases of the same warpgroup (stage 16, the overlap inside a warpgroup,
+    /// issues S of tile j before P V of tile j - 1 completed).
     pub fn is_gemm(self) -> bool {
         matches!(self, Phase::Qk | Phase::Pv)
     }

@@ -432,7 +432,7 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
         ),
         (
             "ping-pong-schedule.svg",
-            "Stage 13: the intended schedule of the two consumer warpgroups, a model (not a measurement)",
+            "Stage 16: the intended schedule of the two consumer warpgroups, a model (not a measurement)",
             Box::new(|| Ok(crate::pingpong::schedule_svg(3))),
         ),
         (

@@ -1,9 +1,10 @@
-//! Stage 13's schedule of the two consumer warpgroups, as a model: the named-barrier turns
-//! that order their wgmma issues, checked over every interleaving, and the intended
-//! schedule in time, drawn from a small simulation. The figure is what the kernel is
-//! written to do, not a measurement; `flashlab timeline 13` draws what it does, measured.
+//! Stage 16's schedule of the two consumer warpgroups, as a model: stage 13's named-barrier
+//! turns that order their wgmma issues, checked over every interleaving, and, with stage
+//! 16's overlap inside each warpgroup, the intended schedule in time, drawn from a small
+//! simulation. The figure is what the kernel is written to do, not a measurement;
+//! `flashlab timeline 16` draws what it does, measured.
 //!
-//! The turns (`ping_pong.cu`, anchor `turns`): consumer `c` issues its wgmmas only after
+//! The turns (`ping_pong.cu` and `overlap.cu`, anchor `turns`): consumer `c` issues its wgmmas only after
 //! `bar.sync MMA_TURN + c, 256`, which completes when 256 threads have arrived: its own
 //! 128 and the other consumer's 128 from `bar.arrive MMA_TURN + c, 256`, made right after
 //! that one issued its own wgmmas. Consumer 0's first turn is free: it arrives on its own
@@ -16,7 +17,7 @@
 //! P V_{t-1}, rescale O and pack P; the last P V after the loop), with durations given in
 //! arbitrary units. The tensor cores take the issued wgmma groups one at a time, in the
 //! order they were issued; a consumer's threads compute its softmax meanwhile. Loads are
-//! taken to be in shared memory already. Book: "Stage 13: ping-pong".
+//! taken to be in shared memory already. Book: "Stage 16: the overlap inside a warpgroup".
 
 use std::collections::HashSet;
 
@@ -27,7 +28,8 @@ use crate::svg_kit::{
     CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
 };
 
-/// The kernel's named barriers (`enum NamedBarrier` in `ping_pong.cu`; 0 is `__syncthreads`).
+/// The kernels' named barriers (`enum NamedBarrier` in `ping_pong.cu` and `overlap.cu`; 0 is
+/// `__syncthreads`).
 pub const CONSUMERS_WROTE_O: u32 = 1;
 pub const MMA_TURN: u32 = 2;
 /// Threads in a consumer warpgroup, and what each turn barrier counts (both consumers).
@@ -83,7 +85,7 @@ pub enum TurnStep {
     IssueLast,
 }
 
-/// Consumer `c`'s program over `n_tiles` tiles, as `ping_pong.cu` orders it; with
+/// Consumer `c`'s program over `n_tiles` tiles, as `overlap.cu` orders it; with
 /// `final_sync` false, without consumer 0's last `bar.sync` on `MMA_TURN`.
 pub fn turn_program(c: u32, n_tiles: u32, final_sync: bool) -> Vec<TurnStep> {
     let mut p = Vec::new();
@@ -614,7 +616,7 @@ pub fn schedule_svg(n_tiles: u32) -> String {
     document(
         width,
         height,
-        "Stage 13: the intended ping-pong schedule (a model)",
+        "Stage 16: the intended schedule of the turns and the overlap (a model)",
         body,
     )
 }

@@ -4,8 +4,8 @@
 //! The input is plain data ([`Chart`]): `flashlab timeline N` fills it from what the
 //! kernels recorded (`harness::timeline`), so this crate needs nothing of the harness. A
 //! lane has a main row and, above it, thin rows for spans that may overlap the main row's
-//! (the tensor-core products, from issue to completion): the ping-pong stage issues S of
-//! tile j before P V of tile j - 1 completed, and runs the softmax under both.
+//! (the tensor-core products, from issue to completion): stage 16 issues S of tile j
+//! before P V of tile j - 1 completed, and runs the softmax under both.
 
 use crate::render;
 use crate::svg_kit::{
