@@ -91,7 +91,7 @@ _flashlab:
 
 # compute-sanitizer memcheck, racecheck and synccheck of stage N on a small problem
 sanitize N: _kernels
-    cp scripts/bundle/sanitize.sh target/release/
+    cp scripts/bundle/unpack.sh scripts/bundle/sanitize.sh target/release/
     target/release/sanitize.sh {{N}}
 
 # One folder that runs on a GPU machine without Rust: the CLI, the test binaries, scripts
@@ -224,10 +224,10 @@ timeline N *FLAGS: _kernels
 
 # Nsight Compute summary of stage N's kernels (tensor pipe, shared-memory wavefronts, occupancy, DRAM, stalls)
 ncu N *FLAGS: _kernels
-    cp scripts/bundle/ncu.sh target/release/
+    cp scripts/bundle/unpack.sh scripts/bundle/ncu.sh target/release/
     target/release/ncu.sh {{N}} {{FLAGS}}
 
 # Stage N's SASS with counts of HMMA/HGMMA, LDSM, LDGSTS, FFMA, MUFU... per kernel (CUOBJDUMP=... to choose one)
 sass N *FLAGS: _kernels
-    cp scripts/bundle/sass.sh target/release/
+    cp scripts/bundle/unpack.sh scripts/bundle/sass.sh target/release/
     target/release/sass.sh {{N}} {{FLAGS}}
