@@ -374,6 +374,37 @@ fn draw_chart(
     ))
     .map_err(plot_err)?;
 
+    // The reference lines, under the bars and their labels, named in the column right of
+    // the plot; a name pushed down off its line (two close values) keeps a short lead to it.
+    let mut refs: Vec<(&str, RGBColor, f64, i32)> = references
+        .iter()
+        .map(|&(label, color, t)| (label, color, t, to_y(t)))
+        .collect();
+    refs.sort_by_key(|r| r.3);
+    let mut last = i32::MIN / 2;
+    for (label, color, t, y) in refs {
+        root.draw(&DashedPathElement::new(
+            vec![(PLOT_LEFT, y), (plot_right, y)],
+            6,
+            4,
+            color.stroke_width(2),
+        ))
+        .map_err(plot_err)?;
+        let label_y = y.max(last + REF_LABEL_STEP);
+        last = label_y;
+        root.draw(&PathElement::new(
+            vec![(plot_right, y), (plot_right + 6, label_y)],
+            color.stroke_width(1),
+        ))
+        .map_err(plot_err)?;
+        root.draw(&Text::new(
+            format!("{label} {}", tflops_text(t)),
+            (plot_right + 9, label_y),
+            anchored(13.0, HPos::Left, VPos::Center).color(&color.mix(1.0)),
+        ))
+        .map_err(plot_err)?;
+    }
+
     // The bars, branch by branch, a gap of most of a bar between branches.
     let bars: usize = branches.iter().map(|b| b.stages.len()).sum();
     let gap = 0.8;
@@ -398,6 +429,13 @@ fn draw_chart(
                 }
                 row => (cell(row), plot_bottom),
             };
+            // A white patch under the value, so a reference line never crosses it.
+            let half = 4 * label.0.len() as i32 + 2;
+            root.draw(&Rectangle::new(
+                [(centre - half, label.1 - 19), (centre + half, label.1 - 3)],
+                WHITE.filled(),
+            ))
+            .map_err(plot_err)?;
             root.draw(&Text::new(
                 label.0,
                 (centre, label.1 - 3),
@@ -433,36 +471,6 @@ fn draw_chart(
         x += pitch * gap;
     }
 
-    // The reference lines over the bars, labelled in the column right of the plot; a
-    // label pushed down off its line (two close values) keeps a short lead to it.
-    let mut refs: Vec<(&str, RGBColor, f64, i32)> = references
-        .iter()
-        .map(|&(label, color, t)| (label, color, t, to_y(t)))
-        .collect();
-    refs.sort_by_key(|r| r.3);
-    let mut last = i32::MIN / 2;
-    for (label, color, t, y) in refs {
-        root.draw(&DashedPathElement::new(
-            vec![(PLOT_LEFT, y), (plot_right, y)],
-            6,
-            4,
-            color.stroke_width(2),
-        ))
-        .map_err(plot_err)?;
-        let label_y = y.max(last + REF_LABEL_STEP);
-        last = label_y;
-        root.draw(&PathElement::new(
-            vec![(plot_right, y), (plot_right + 6, label_y)],
-            color.stroke_width(1),
-        ))
-        .map_err(plot_err)?;
-        root.draw(&Text::new(
-            format!("{label} {}", tflops_text(t)),
-            (plot_right + 9, label_y),
-            anchored(13.0, HPos::Left, VPos::Center).color(&color.mix(1.0)),
-        ))
-        .map_err(plot_err)?;
-    }
     root.present()
         .map_err(plot_err)
         .with_context(|| format!("writing {}", path.display()))?;
