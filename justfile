@@ -174,9 +174,10 @@ book-tools:
         cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
     fi
 
-# Draw the diagrams (layout-viz book) and the runs of record's plots and tables (`just plots`; the ladder's, the Hopper stages' and decode's), then build the book into book/build
+# Draw the diagrams (layout-viz book) and the runs of record's plots and tables (`just plots`; the ladder at a glance, the sweep of stages 1-11, the Hopper stages' and decode's; tests/book.rs reads this list), then build the book into book/build
 book: book-tools _layout-viz _flashlab _playground
     cargo run --quiet -p layout-viz -- book --out book/src/generated
+    cargo run --release --quiet -- plots --from bench/results/record-ladder/bench.json --out book/src/generated/bench-ladder
     cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
     cargo run --release --quiet -- plots --from bench/results/record-hopper/bench.json --out book/src/generated/bench-hopper
     mkdir -p book/src/generated/timelines && cp bench/results/record-hopper/timelines/*.svg book/src/generated/timelines/

@@ -18,6 +18,9 @@ use std::process::Command;
 const SMALL: &str = include_str!("fixtures/bench-small.json");
 /// Real rows of an H200 run (seqlen 1024 and 4096, head dim 128).
 const H200: &str = include_str!("fixtures/bench-h200-subset.json");
+/// Stages of two branches (1 and 9; 10 and 16) and the reference baselines, from the
+/// ladder's run of record, with one made-up row at 1024 and one made-up check failure.
+const LADDER: &str = include_str!("fixtures/bench-ladder-small.json");
 
 fn small() -> BenchResults {
     serde_json::from_str(SMALL).expect("fixture parses")
@@ -390,9 +393,95 @@ fn plots_are_written_and_deterministic() {
         }
         let tflops = std::fs::read_to_string(a.join("tflops-d128.svg")).unwrap();
         assert!(tflops.contains("sdpa-flash") && tflops.contains("2-online-softmax"));
+        // Stages of one branch only: no ladder, and the list of files says so.
+        assert!(!names.iter().any(|n| n.starts_with("ladder")), "{names:?}");
+        assert_eq!(names, plots::file_names(&results));
         std::fs::remove_dir_all(a).unwrap();
         std::fs::remove_dir_all(b).unwrap();
     }
+}
+
+/// Stages of two branches make the ladder at a glance: two charts and a table, the same
+/// bytes from the same JSON, listed by `file_names` (which the book's checks read).
+#[test]
+fn the_ladder_is_drawn_from_two_branches_deterministically() {
+    use flashlab::bench::ladder::{LADDER_CAUSAL_SVG, LADDER_FILES, LADDER_SVG, LADDER_TABLE_MD};
+    let results: BenchResults = serde_json::from_str(LADDER).unwrap();
+    let (a, b) = (temp_dir("ladder-a"), temp_dir("ladder-b"));
+    let written = plots::write_all(&results, &a).unwrap();
+    plots::write_all(&results, &b).unwrap();
+    let names: Vec<String> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, plots::file_names(&results));
+    assert_eq!(names[names.len() - 3..], LADDER_FILES.map(String::from));
+    for n in LADDER_FILES {
+        assert_eq!(
+            std::fs::read(a.join(n)).unwrap(),
+            std::fs::read(b.join(n)).unwrap(),
+            "{n} differs between two runs"
+        );
+    }
+    for (file, mask) in [(LADDER_SVG, "no mask"), (LADDER_CAUSAL_SVG, "causal")] {
+        let svg = std::fs::read_to_string(a.join(file)).unwrap();
+        assert!(svg.starts_with(&format!("<svg width=\"{}\"", plots::FIGURE_W)));
+        // The largest seqlen of the run, head dim 128.
+        assert!(
+            svg.contains(&format!("head dim 128, seqlen 4096, {mask}")),
+            "{file}"
+        );
+        // A bar label per stage in the tree's order, then the branches' names.
+        let at = |s: &str| {
+            svg.find(&format!("\n{s}\n"))
+                .unwrap_or_else(|| panic!("{file}: no {s}"))
+        };
+        assert!(at("1-naive") < at("9-lean-softmax"));
+        assert!(at("9-lean-softmax") < at("10-tma"));
+        assert!(at("10-tma") < at("16-overlap"));
+        assert!(svg.contains("stages 1, 9: any GPU from sm_80"), "{file}");
+        assert!(
+            svg.contains("stages 10, 16: Hopper only (sm_90a)"),
+            "{file}"
+        );
+        // The three reference lines, labelled; no line for the others.
+        for reference in ["FlashAttention-2 ", "cuDNN ", "FlashAttention-4 "] {
+            assert!(svg.contains(reference), "{file}: {reference}");
+        }
+        assert!(!svg.contains("sdpa-efficient") && !svg.contains("flash-attn"));
+    }
+    let table = std::fs::read_to_string(a.join(LADDER_TABLE_MD)).unwrap();
+    let lines: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+    let first_cells: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split(" | ").next().unwrap().trim_start_matches("| "))
+        .collect();
+    assert_eq!(
+        first_cells,
+        [
+            "stage",
+            "1-naive",
+            "9-lean-softmax",
+            "10-tma",
+            "16-overlap",
+            "sdpa-flash",
+            "sdpa-cudnn",
+            "flash-attn-4"
+        ],
+        "{table}"
+    );
+    // The idea up to its first colon; TFLOPS at 4096, not the made-up 1024 row.
+    assert!(
+        table.contains("| 10-tma | TMA and mbarriers | 411 | 260 | 332 | 205 |"),
+        "{table}"
+    );
+    assert!(table.contains("| 9-lean-softmax | a lean softmax | 391 | 240 | 316 | FAIL |"));
+    for line in table.lines() {
+        assert!(line.len() <= 90, "wider than the column: {line}");
+        assert!(!line.contains('$'), "no math in the table: {line}");
+    }
+    std::fs::remove_dir_all(a).unwrap();
+    std::fs::remove_dir_all(b).unwrap();
 }
 
 #[test]

@@ -232,50 +232,99 @@ fn figure_links(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The runs of record the book's Results chapter is drawn from (`just book` plots each),
-/// with the folder of book/src/generated their plots go to: the ladder from stage 1, and
-/// the Hopper stages beside FlashAttention-4 on the shapes.
-const RECORDS: &[(&str, &str)] = &[
-    ("bench/results/record/bench.json", "bench"),
-    ("bench/results/record-hopper/bench.json", "bench-hopper"),
-];
+/// The runs of record the book is drawn from, as `just book` plots them: every
+/// `plots --from <json> --out book/src/generated/<folder>` line of the justfile, read
+/// from there so the recipe and these checks share one list. A `bench.json` is a prefill
+/// run (`flashlab bench`), a `decode.json` a decode one (`flashlab bench --decode`).
+fn records() -> Vec<(String, String)> {
+    let justfile = fs::read_to_string(root().join("justfile")).unwrap();
+    let records: Vec<(String, String)> = justfile
+        .lines()
+        .filter_map(|line| {
+            let from = line
+                .split(" plots --from ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?;
+            let out = line.split(" --out book/src/generated/").nth(1)?;
+            let out = out.split_whitespace().next()?;
+            Some((from.to_string(), out.to_string()))
+        })
+        .collect();
+    assert!(
+        records.len() >= 3,
+        "the justfile's `book` recipe plots fewer runs of record than expected: {records:?}"
+    );
+    records
+}
 
-/// The decode runs of record (`flashlab bench --decode`), plotted by `just book` into
-/// book/src/generated: stage 14's, then stages 14 and 15 side by side (on the H200, then
-/// on the H100 with the L2 flush that flushes and the slab read as roofline).
-const DECODE_RECORDS: &[(&str, &str)] = &[
-    ("bench/results/record-decode/decode.json", "bench-decode"),
-    (
-        "bench/results/record-decode-fused/decode.json",
-        "bench-decode-fused",
-    ),
-    (
-        "bench/results/record-decode-h100-slab-read/decode.json",
-        "bench-decode-h100",
-    ),
-];
+/// The prefill runs of record, read.
+fn bench_records() -> Vec<(flashlab::bench::BenchResults, String)> {
+    records()
+        .into_iter()
+        .filter(|(from, _)| from.ends_with("bench.json"))
+        .map(|(from, dir)| {
+            let results = flashlab::bench::BenchResults::read(&root().join(&from))
+                .unwrap_or_else(|e| panic!("{from}: {e:#}"));
+            (results, dir)
+        })
+        .collect()
+}
+
+/// The decode runs of record, as (JSON, folder).
+fn decode_records() -> Vec<(String, String)> {
+    records()
+        .into_iter()
+        .filter(|(from, _)| from.ends_with("decode.json"))
+        .collect()
+}
+
+/// The seqlens a prefill run holds.
+fn seqlens(results: &flashlab::bench::BenchResults) -> BTreeSet<usize> {
+    results
+        .rows
+        .iter()
+        .map(|r| r.problem.shape.seqlen_q)
+        .collect()
+}
+
+/// The run of record drawn as the ladder at a glance: the one prefill run of a single
+/// seqlen whose stages span branches of the tree (a run of several seqlens is a sweep,
+/// drawn against seqlen); its folder under book/src/generated.
+fn ladder_record_dir() -> String {
+    let dirs: Vec<String> = bench_records()
+        .into_iter()
+        .filter(|(r, _)| seqlens(r).len() == 1 && flashlab::bench::ladder::draws_ladder(r))
+        .map(|(_, dir)| dir)
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "one run of record of one seqlen, stages of two branches, for the ladder: {dirs:?}"
+    );
+    dirs[0].clone()
+}
 
 /// What `flashlab plots` writes into book/src/generated from the runs of record, as paths
 /// relative to book/src/generated.
 fn bench_plot_files() -> Vec<String> {
     let mut files = Vec::new();
-    for (record, dir) in RECORDS {
-        let results = flashlab::bench::BenchResults::read(&root().join(record))
-            .unwrap_or_else(|e| panic!("{record}: {e:#}"));
-        let dims: BTreeSet<usize> = results
-            .rows
-            .iter()
-            .map(|r| r.problem.shape.head_dim)
-            .collect();
-        let dims: Vec<usize> = dims.into_iter().collect();
+    for (results, dir) in bench_records() {
         files.extend(
-            flashlab::bench::plots::file_names(&dims)
+            flashlab::bench::plots::file_names(&results)
                 .into_iter()
                 .map(|f| format!("{dir}/{f}")),
         );
     }
-    for (record, dir) in DECODE_RECORDS {
-        flashlab::bench::decode::DecodeResults::read(&root().join(record))
+    files.extend(decode_plot_files());
+    files
+}
+
+/// What `flashlab plots` writes from the decode runs of record.
+fn decode_plot_files() -> Vec<String> {
+    let mut files = Vec::new();
+    for (record, dir) in decode_records() {
+        flashlab::bench::decode::DecodeResults::read(&root().join(&record))
             .unwrap_or_else(|e| panic!("{record}: {e:#}"));
         files.extend(
             flashlab::bench::decode::PLOT_FILES
@@ -284,6 +333,33 @@ fn bench_plot_files() -> Vec<String> {
         );
         files.push(format!("{dir}/decode-table.md"));
     }
+    files
+}
+
+/// What the Results chapter shows of the runs of record: the figures against seqlen and
+/// the table of every sweep (a run of several seqlens), the ladder's charts and table of
+/// the ladder's run, and every decode figure and table.
+fn results_plot_files() -> Vec<String> {
+    let mut files = Vec::new();
+    for (results, dir) in bench_records() {
+        let names = if seqlens(&results).len() > 1 {
+            let dims: BTreeSet<usize> = results
+                .rows
+                .iter()
+                .map(|r| r.problem.shape.head_dim)
+                .collect();
+            let dims: Vec<usize> = dims.into_iter().collect();
+            flashlab::bench::plots::sweep_file_names(&dims)
+        } else if dir == ladder_record_dir() {
+            flashlab::bench::ladder::LADDER_FILES
+                .map(String::from)
+                .to_vec()
+        } else {
+            Vec::new()
+        };
+        files.extend(names.into_iter().map(|f| format!("{dir}/{f}")));
+    }
+    files.extend(decode_plot_files());
     files
 }
 
@@ -323,7 +399,7 @@ fn results_chapter_shows_every_plot_of_the_run_of_record() {
         .chain(include_links(&text))
         .filter_map(|l| l.strip_prefix("generated/").map(str::to_string))
         .collect();
-    let missing: Vec<String> = bench_plot_files()
+    let missing: Vec<String> = results_plot_files()
         .into_iter()
         .filter(|f| !shown.contains(f))
         .collect();
@@ -332,6 +408,32 @@ fn results_chapter_shows_every_plot_of_the_run_of_record() {
         "book/src/results.md does not show (or include) {} that `just plots` writes",
         missing.join(", ")
     );
+}
+
+/// The Introduction and Results open with the ladder at a glance: their first section
+/// includes the ladder's table and shows its chart, both drawn from the ladder's run.
+#[test]
+fn the_introduction_and_results_open_with_the_ladder_at_a_glance() {
+    let dir = ladder_record_dir();
+    for chapter in ["introduction.md", "results.md"] {
+        let text = fs::read_to_string(book_src().join(chapter)).unwrap();
+        let mut sections = text.split("\n## ").skip(1);
+        let first = sections.next().unwrap_or("");
+        assert!(
+            first.starts_with("The ladder at a glance\n"),
+            "{chapter}: the first section is not \"The ladder at a glance\""
+        );
+        let table = format!("generated/{dir}/ladder-table.md");
+        let chart = format!("generated/{dir}/ladder.svg");
+        assert!(
+            include_links(first).contains(&table),
+            "{chapter}: its first section does not include {table}"
+        );
+        assert!(
+            first.contains("<figure") && images(first).contains(&chart),
+            "{chapter}: its first section does not show {chart} in a <figure>"
+        );
+    }
 }
 
 /// Stage 4's chapter calls it "stage 3 with one change": hold the code (comment lines

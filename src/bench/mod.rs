@@ -14,6 +14,7 @@
 pub mod baselines;
 pub mod compare;
 pub mod decode;
+pub mod ladder;
 pub mod output;
 pub mod plots;
 pub mod results;

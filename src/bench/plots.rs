@@ -1,8 +1,10 @@
-//! Plots (SVG, via plotters) from a `bench.json`, and `results-table.md` beside them.
+//! Plots (SVG, via plotters) from a `bench.json`, and `results-table.md` beside them;
+//! the ladder at a glance ([`ladder`]) too when the run holds it.
 //!
 //! Only rows that were timed and passed their check are drawn. Output depends on the
 //! JSON alone, so regenerating from a committed run of record gives identical files.
 
+use super::ladder;
 use super::output::{causal_title, distinct, results_table, short_commit};
 use super::results::{BenchResults, Row, RowKind};
 use anyhow::{Context as _, Result, anyhow};
@@ -31,7 +33,7 @@ pub const MIN_TEXT_PX: f64 = 12.0;
 /// A sans-serif font of at least `px` CSS pixels as the SVG shows it: plotters' SVG
 /// backend writes a style's size divided by 1.24 (its pixel-to-point guess), so ask for
 /// 1.24 times more, rounded up (the chart's labels keep only whole sizes).
-fn font(px: f64) -> (&'static str, f64) {
+pub(super) fn font(px: f64) -> (&'static str, f64) {
     ("sans-serif", (px * 1.24).ceil())
 }
 
@@ -68,7 +70,7 @@ pub(super) const STAGE_COLORS: [RGBColor; 20] = [
     RGBColor(120, 120, 0),
 ];
 
-fn baseline_color(name: &str) -> RGBColor {
+pub(super) fn baseline_color(name: &str) -> RGBColor {
     match name {
         "sdpa-flash" => RGBColor(0, 0, 0),
         "sdpa-cudnn" => RGBColor(90, 90, 90),
@@ -193,7 +195,7 @@ fn x_range(rows: &[Row]) -> (f64, f64) {
     (lo.log2() - 0.25, hi.log2() + 0.25)
 }
 
-fn plot_err<E: std::error::Error + Send + Sync + 'static>(
+pub(super) fn plot_err<E: std::error::Error + Send + Sync + 'static>(
     e: DrawingAreaErrorKind<E>,
 ) -> anyhow::Error {
     anyhow!("drawing: {e}")
@@ -354,7 +356,7 @@ fn draw_figure(
     Ok(())
 }
 
-fn figure_subtitle(res: &BenchResults) -> String {
+pub(super) fn figure_subtitle(res: &BenchResults) -> String {
     let h = &res.header;
     format!(
         "{}, {} {}, commit {}",
@@ -377,11 +379,23 @@ pub fn tflops_svg(head_dim: usize) -> String {
     format!("tflops-d{head_dim}.svg")
 }
 
-/// Every file name [`write_all`] may write for a run with these head dims, in the order
-/// it writes them. The book's tests check the Results chapter's images against it.
-pub fn file_names(head_dims: &[usize]) -> Vec<String> {
+/// The figures against seqlen and the results table [`write_all`] may write for a run with
+/// these head dims, in the order it writes them.
+pub fn sweep_file_names(head_dims: &[usize]) -> Vec<String> {
     let mut names: Vec<String> = head_dims.iter().map(|&d| tflops_svg(d)).collect();
     names.extend([SOL_PERCENT_SVG, SPEEDUPS_SVG, RESULTS_TABLE_MD].map(String::from));
+    names
+}
+
+/// Every file name [`write_all`] may write for `res`, in the order it writes them: the
+/// sweep's figures and table, then the ladder's ([`ladder::LADDER_FILES`]) when the run
+/// holds stages of two branches or more. The book's tests check its images against it.
+pub fn file_names(res: &BenchResults) -> Vec<String> {
+    let dims = distinct(res.rows.iter().map(|r| r.problem.shape.head_dim));
+    let mut names = sweep_file_names(&dims);
+    if ladder::draws_ladder(res) {
+        names.extend(ladder::LADDER_FILES.map(String::from));
+    }
     names
 }
 
@@ -515,6 +529,9 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::write(&table, results_table(res))
         .with_context(|| format!("writing {}", table.display()))?;
     written.push(table);
+
+    // The ladder at a glance: a bar per stage on one shape, grouped by branch.
+    written.extend(ladder::write(res, dir)?);
     Ok(written)
 }
 
@@ -529,7 +546,7 @@ fn trim_float(x: f64) -> String {
 }
 
 /// A round number at or above `x` (1, 2 or 5 times a power of ten).
-fn nice_ceiling(x: f64) -> f64 {
+pub(super) fn nice_ceiling(x: f64) -> f64 {
     if x <= 0.0 || !x.is_finite() {
         return 1.0;
     }
