@@ -591,9 +591,17 @@ fn lesson_diff(parent: u32, stage: u32) -> String {
     let text = |n: u32| -> (String, String) {
         let files = stage_kernel_files(n);
         let names: Vec<String> = files.iter().map(|f| rel(f)).collect();
+        // The book's include markers are for the book, not the lesson: left out.
         let body: String = files
             .iter()
-            .map(|f| fs::read_to_string(f).unwrap())
+            .flat_map(|f| {
+                fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("// ANCHOR"))
+                    .map(|l| format!("{l}\n"))
+                    .collect::<Vec<_>>()
+            })
             .collect();
         (names.join(" "), body)
     };
