@@ -58,13 +58,23 @@ function shellWord(w) {
 const DEFAULTS = { view: "layout", layout: "((2,2),8,16):((1,2),4,32)", sw: "", arg: "", coord: "", lanes: "32:1", access: "ld32", elem: "4" };
 const FIELD_IDS = { view: "pg-view", layout: "pg-layout", sw: "pg-swizzle", arg: "pg-arg", coord: "pg-coord", lanes: "pg-lanes", access: "pg-access", elem: "pg-elem" };
 
-/** The CLI commands a playground state should match: the main figure, the bank map. */
+/** A good swizzle's B, M, S as typed: `B,M,S`, `Sw<B,M,S>` or CuTe's `Swizzle<B,M,S>`. */
+function swizzleParams(sw) {
+  const inner = sw.trim().replace(/^(Swizzle|Sw)\s*<(.*)>$/, "$2");
+  return inner.split(",").map((x) => x.trim());
+}
+
+/** The CLI commands a playground state should match: the main figure, the bank map. A
+ * bad swizzle (`badSwizzle`) is said once, as `draw swizzle --swizzle` says it. */
 function commands(s) {
-  const swizzled = s.sw ? `Sw<${s.sw.split(",").map((x) => x.trim()).join(",")}> o _0 o ${s.layout}` : s.layout;
+  if (s.badSwizzle) {
+    return { main: { draw: ["draw", "swizzle", "--swizzle", s.sw.trim(), "--layout", s.layout] }, bank: null, evalArgs: null };
+  }
+  const swizzled = s.sw ? `Sw<${swizzleParams(s.sw).join(",")}> o _0 o ${s.layout}` : s.layout;
   let main;
   if (s.view === "layout") {
     if (s.sw) {
-      const [b, m, sh] = s.sw.split(",").map((x) => x.trim());
+      const [b, m, sh] = swizzleParams(s.sw);
       main = { draw: ["draw", "swizzle", "--bits", b, "--base", m, "--shift", sh, "--layout", s.layout, "--elem-bytes", s.elem] };
     } else {
       main = { draw: ["draw", "layout", s.layout] };
@@ -103,6 +113,9 @@ const FIXED = [
   { name: "coalesce", view: "op/coalesce", layout: "(2,(1,6)):(1,(6,2))" },
   { name: "left inverse", view: "op/left-inverse", layout: "(2,8):(8,1)" },
   { name: "a swizzled layout, evaluated", layout: L, sw: "3,3,3", coord: "(1,8)", lanes: "" },
+  { name: "CuTe's spelling Swizzle<3,3,3>", ...STAGE_READ, sw: "Swizzle<3,3,3>", coord: "(1,8)" },
+  { name: "CuTe's spelling with spaces, Swizzle<3, 3, 3>", ...STAGE_READ, sw: "Swizzle<3, 3, 3>" },
+  { name: "Swizzle<3,3,3> under a divide", view: "op/logical-divide", layout: L, sw: "Swizzle<3,3,3>", arg: "[_,8]" },
   { name: "logical divide", view: "op/logical-divide", layout: "(4,2,3):(2,1,8)", arg: "4:2" },
   { name: "zipped divide by mode", view: "op/zipped-divide", layout: "(12,32):(32,1)", arg: "[4:1,8:1]" },
   { name: "a divide keeps the swizzle", view: "op/logical-divide", layout: L, sw: "3,3,3", arg: "[_,8]" },
@@ -120,7 +133,10 @@ const FIXED = [
   // Bad input: the CLI's message, inline.
   { name: "unbalanced parentheses", layout: "((2,2),8:(1,2)", bad: true },
   { name: "shape and stride mismatched", layout: "(2,8):(1,2,3)", bad: true },
-  { name: "a swizzle with |S| < B", layout: L, sw: "3,3,2", bad: true },
+  // A bad swizzle: blamed on the swizzle, in the text as typed, once (no bank map, no eval).
+  { name: "a swizzle with |S| < B", layout: L, sw: "3,3,2", coord: "(1,8)", bad: true, badSwizzle: true },
+  { name: "a swizzle with B out of range, CuTe's spelling", ...STAGE_READ, sw: "Swizzle<9, 3, 3>", bad: true, badSwizzle: true },
+  { name: "a bad swizzle under an operation", view: "op/coalesce", layout: L, sw: "3,3", bad: true, badSwizzle: true },
   { name: "a swizzle that does not fit", layout: "(8,8):(8,1)", sw: "3,3,3", bad: true },
   { name: "a swizzle past the buffer", layout: "8:1", sw: "2,0,-3", bad: true },
   { name: "a missing operand", view: "op/composition", layout: L, bad: true },
@@ -208,6 +224,12 @@ async function setState(page, state) {
     } else if (key === "view" || key === "access") await page.selectOption(id, state[key]);
     else await page.fill(id, state[key]);
   }
+  await settled(page);
+}
+
+// Typing redraws after a pause (the page debounces it): wait until no redraw is pending.
+async function settled(page) {
+  await page.waitForFunction(() => document.body.dataset.pending === undefined, null, { timeout: 30000 });
 }
 
 async function readPage(page) {
@@ -227,6 +249,7 @@ async function readPage(page) {
       bank: extract(get("pg-bank-figure").querySelector("svg")),
       evalText: get("pg-eval").textContent,
       formVisible: !get("pg-form").hidden,
+      swizzleMarked: get("pg-swizzle").getAttribute("aria-invalid") === "true",
     };
   }, extractFigure.toString());
 }
@@ -267,6 +290,12 @@ async function checkCase(page, c) {
   if (got.cli !== expectCli) fail(`the page's command is "${got.cli}", expected "${expectCli}"`);
 
   const mainResult = cli(mainArgs);
+  if (c.badSwizzle) {
+    if (!got.error?.startsWith(`swizzle \`${state.sw.trim()}\`: `)) fail(`a bad swizzle's message "${got.error}" does not quote the swizzle as typed`);
+    if (/Sw<|o _0 o/.test(got.error ?? "")) fail(`a bad swizzle's message shows the internal form: ${got.error}`);
+    if (!got.swizzleMarked) fail("the swizzle's field is not marked as the one at fault");
+    if (got.bankError !== null || got.bank) fail("a bad swizzle also shows a bank map or its error");
+  } else if (got.swizzleMarked) fail("the swizzle's field is marked bad");
   if (mainResult.error !== undefined) {
     if (!c.bad && !c.random) fail(`the CLI refused a good case: ${mainResult.error}`);
     if (got.error !== mainResult.error) fail(`message "${got.error}", the CLI says "${mainResult.error}"`);
@@ -326,14 +355,21 @@ for (const c of cases) {
   console.log(`${problems.length > before ? "FAIL" : "ok  "} ${c.name}`);
 }
 
-// Typing key by key redraws on every key, through the unfinished states, to the CLI's figure.
+// Typing key by key redraws once the typing pauses (debounced), not on every key, and ends
+// at the CLI's figure.
 {
   await setState(page, { ...DEFAULTS, lanes: "" });
   await page.fill("#pg-layout", "");
-  await page.type("#pg-layout", "((2,2),(4,2)):((1,8),(2,16))");
+  await settled(page);
+  const typed = "((2,2),(4,2)):((1,8),(2,16))";
+  const rendersBefore = Number(await page.evaluate(() => document.body.dataset.renders));
+  await page.type("#pg-layout", typed);
+  await settled(page);
+  const redraws = Number(await page.evaluate(() => document.body.dataset.renders)) - rendersBefore;
   const got = await readPage(page);
-  const p = got.error ?? (await compareFigure(page, "typed layout", got.figure, ["draw", "layout", "((2,2),(4,2)):((1,8),(2,16))"]));
-  console.log(`${p ? "FAIL" : "ok  "} typing a layout key by key`);
+  let p = got.error ?? (await compareFigure(page, "typed layout", got.figure, ["draw", "layout", typed]));
+  if (!p && redraws > 3) p = `${typed.length} keys redrew ${redraws} times; typing should redraw once it pauses`;
+  console.log(`${p ? "FAIL" : "ok  "} typing a layout key by key (${typed.length} keys, ${redraws} redraw(s))`);
   if (p) problems.push(`typing: ${p}`);
 }
 
@@ -367,6 +403,25 @@ for (const c of cases) {
   await again.close();
 }
 
+// The URL holds only the current view's fields: switching views drops the others'.
+{
+  const keys = async () => [...new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).keys()].sort().join(",");
+  const steps = [
+    [{ ...DEFAULTS, ...STAGE_READ, sw: "Swizzle<3,3,3>", coord: "(1,8)" }, "access,coord,elem,lanes,layout,sw"],
+    [{ ...DEFAULTS, ...STAGE_READ, sw: "Swizzle<3,3,3>", coord: "(1,8)", view: "op/logical-divide", arg: "[_,8]" }, "arg,elem,layout,sw,view"],
+    [{ ...DEFAULTS, ...STAGE_READ, sw: "Swizzle<3,3,3>", coord: "(1,8)", view: "tv/mma-m16n8k16-c", arg: "[_,8]" }, "view"],
+    [{ ...DEFAULTS, ...STAGE_READ, sw: "Swizzle<3,3,3>", coord: "(1,8)", view: "layout", arg: "[_,8]" }, "access,coord,elem,lanes,layout,sw"],
+  ];
+  let bad = null;
+  for (const [state, want] of steps) {
+    await setState(page, state);
+    const got = await keys();
+    if (got !== want) bad ??= `view ${state.view}: the URL holds ${got}, expected ${want}`;
+  }
+  if (bad) problems.push(`URL fields: ${bad}`);
+  console.log(`${bad ? "FAIL" : "ok  "} the URL holds only the current view's fields`);
+}
+
 // Every stage chapter's playground link opens a diagram, without an error.
 {
   const stages = join(root, "stages");
@@ -392,4 +447,4 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`playground check: ${compared} cases match the CLI (figures, results and messages), typing, hover, URL state and stage links work offline`);
+console.log(`playground check: ${compared} cases match the CLI (figures, results and messages), typing (debounced), hover, URL state (only the current view's fields) and stage links work offline`);

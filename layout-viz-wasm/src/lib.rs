@@ -30,27 +30,35 @@ fn args(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| w.to_string()).collect()
 }
 
-/// A `Swizzle<B,M,S>` typed as `B,M,S` (empty: none), checked as `Swizzle::try_new` does.
+/// The swizzle as typed (`B,M,S`, `Sw<B,M,S>` or CuTe's `Swizzle<B,M,S>`; empty: none),
+/// read by the same function as the CLI's `--swizzle`.
 fn parse_swizzle(text: &str) -> Result<Option<(u32, u32, i32)>, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(None);
-    }
-    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
-    let bad = || format!("swizzle `{text}`: expected B,M,S as in Swizzle<B,M,S>, e.g. 3,3,3");
-    let [b, m, s] = parts[..] else {
-        return Err(bad());
-    };
-    Ok(Some((
-        b.parse().map_err(|_| bad())?,
-        m.parse().map_err(|_| bad())?,
-        s.parse().map_err(|_| bad())?,
-    )))
+    layout_viz::notation::parse_swizzle_spec(text)
+        .map(|sw| sw.map(|sw| (sw.bits, sw.base, sw.shift)))
+        .map_err(|e| e.to_string())
+}
+
+/// The answer to a swizzle that is not one, whatever the view: its message (the text as
+/// typed, and which of B, M, S is out of range), `"field": "swizzle"` so the page blames
+/// the swizzle's field, and the CLI command that prints the same message.
+fn bad_swizzle(error: String, layout: &str, swizzle: &str) -> String {
+    json!({
+        "error": error,
+        "field": "swizzle",
+        "cli": args(&[
+            "draw",
+            "swizzle",
+            "--swizzle",
+            swizzle.trim(),
+            "--layout",
+            layout,
+        ]),
+    })
+    .to_string()
 }
 
 /// The layout with the playground's swizzle around it, `Sw<B,M,S> o _0 o LAYOUT`, as the
-/// CLI's operations and bank maps take it (and check it: a bad swizzle gets the CLI's
-/// message for that text).
+/// CLI's operations and bank maps take it.
 fn swizzled(layout: &str, swizzle: Option<(u32, u32, i32)>) -> String {
     match swizzle {
         None => layout.to_string(),
@@ -110,7 +118,7 @@ pub fn catalog() -> String {
 pub fn draw_layout(layout: &str, swizzle: &str, elem_bytes: u32) -> String {
     let sw = match parse_swizzle(swizzle) {
         Ok(sw) => sw,
-        Err(e) => return respond(Vec::new(), Err(e)),
+        Err(e) => return bad_swizzle(e, layout, swizzle),
     };
     match sw {
         None => respond(
@@ -147,7 +155,7 @@ pub fn draw_layout(layout: &str, swizzle: &str, elem_bytes: u32) -> String {
 pub fn apply_op(name: &str, layout: &str, arg: &str, swizzle: &str) -> String {
     let operand = match parse_swizzle(swizzle).map(|sw| swizzled(layout, sw)) {
         Ok(operand) => operand,
-        Err(e) => return respond(Vec::new(), Err(e)),
+        Err(e) => return bad_swizzle(e, layout, swizzle),
     };
     let mut operands = vec![operand];
     if !arg.trim().is_empty() {
@@ -172,7 +180,7 @@ pub fn apply_op(name: &str, layout: &str, arg: &str, swizzle: &str) -> String {
 pub fn evaluate(layout: &str, coord: &str, swizzle: &str) -> String {
     let operand = match parse_swizzle(swizzle).map(|sw| swizzled(layout, sw)) {
         Ok(operand) => operand,
-        Err(e) => return respond(Vec::new(), Err(e)),
+        Err(e) => return bad_swizzle(e, layout, swizzle),
     };
     respond(
         args(&["eval", &operand, coord]),
@@ -289,7 +297,7 @@ pub fn draw_bank(
 ) -> String {
     let operand = match parse_swizzle(swizzle).map(|sw| swizzled(layout, sw)) {
         Ok(operand) => operand,
-        Err(e) => return respond(Vec::new(), Err(e)),
+        Err(e) => return bad_swizzle(e, layout, swizzle),
     };
     respond(
         args(&[

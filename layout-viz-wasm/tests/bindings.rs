@@ -29,6 +29,34 @@ fn a_layout_is_the_cli_figure() {
 }
 
 #[test]
+fn cute_spelling_of_a_swizzle_is_the_same_figure() {
+    let plain = answer(draw_layout("(8,64):(64,1)", "3,3,3", 2));
+    for typed in ["Swizzle<3,3,3>", "Swizzle<3, 3, 3>", "Sw<3,3,3>"] {
+        assert_eq!(
+            answer(draw_layout("(8,64):(64,1)", typed, 2)),
+            plain,
+            "{typed}"
+        );
+        assert_eq!(
+            answer(draw_bank(
+                "(8,64):(64,1)",
+                typed,
+                "(8,4):(1,64)",
+                "ldmatrix-x4",
+                2
+            )),
+            answer(draw_bank(
+                "(8,64):(64,1)",
+                "3,3,3",
+                "(8,4):(1,64)",
+                "ldmatrix-x4",
+                2
+            )),
+        );
+    }
+}
+
+#[test]
 fn a_swizzle_is_the_cli_swizzle_figure() {
     let a = answer(draw_layout("(8,64):(64,1)", " 3, 3,3 ", 2));
     assert_eq!(
@@ -62,15 +90,44 @@ fn bad_input_gets_the_cli_message() {
         "layout `((2,2),8:(1,2)`: expected ',' or ')' in the tuple opened at column 1, found ':' at column 9\n  ((2,2),8:(1,2)\n          ^"
     );
     assert!(a.get("svg").is_none());
+    // A bad swizzle is blamed on the swizzle, in the text as typed, with the command that
+    // prints the same message; every view that reads the swizzle says the same.
     let a = answer(draw_layout("(8,64):(64,1)", "3,3,2", 2));
     assert_eq!(
         a["error"].as_str().unwrap(),
-        "layout `(8,64):(64,1)`: Sw<3,3,2>: |S| must be at least B so the two bit ranges do not overlap"
+        "swizzle `3,3,2`: B = 3 is out of range for S = 2: |S| must be at least B (CuTe's rule), or the B bits read and the B bits they flip would overlap"
+    );
+    assert_eq!(a["field"], "swizzle");
+    assert_eq!(
+        words(&a),
+        [
+            "draw",
+            "swizzle",
+            "--swizzle",
+            "3,3,2",
+            "--layout",
+            "(8,64):(64,1)"
+        ]
+    );
+    for other in [
+        answer(apply_op("coalesce", "(8,64):(64,1)", "", "3,3,2")),
+        answer(evaluate("(8,64):(64,1)", "(1,1)", "3,3,2")),
+        answer(draw_bank("(8,64):(64,1)", "3,3,2", "32:1", "ld32", 2)),
+    ] {
+        assert_eq!(other, a);
+    }
+    let a = answer(draw_layout("(8,64):(64,1)", "Swizzle<9, 3, 3>", 2));
+    assert!(
+        a["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("swizzle `Swizzle<9, 3, 3>`: B = 9 is out of range for S = 3"),
+        "{a}"
     );
     let a = answer(draw_layout("(8,64):(64,1)", "3,3", 2));
     assert_eq!(
         a["error"].as_str().unwrap(),
-        "swizzle `3,3`: expected B,M,S as in Swizzle<B,M,S>, e.g. 3,3,3"
+        "swizzle `3,3`: expected B,M,S or CuTe's Swizzle<B,M,S>, three integers, e.g. 3,3,3 or Swizzle<3,3,3>"
     );
     let a = answer(apply_op("composition", "(8,64):(64,1)", "", ""));
     assert_eq!(

@@ -19,6 +19,9 @@ use crate::swizzle::AnyLayout;
 pub enum BookError {
     #[error("layout `{text}`: {why}")]
     Layout { text: String, why: String },
+    /// A swizzle that is not one (blamed on the swizzle, in the text that gave it).
+    #[error(transparent)]
+    Swizzle(#[from] crate::notation::NotationError),
     #[error(transparent)]
     Atom(#[from] AtomError),
     #[error(transparent)]
@@ -167,10 +170,12 @@ fn swizzle_grids(
             });
         }
     };
-    let sw =
-        crate::swizzle::Swizzle::try_new(bits, base, shift).map_err(|e| BookError::Layout {
-            text: layout.to_string(),
-            why: e.to_string(),
+    // A bad swizzle is the swizzle's fault, not the layout's: say so, in CuTe's spelling.
+    let sw = crate::swizzle::Swizzle::check(bits as i64, base as i64, shift as i64)
+        .map(|()| crate::swizzle::Swizzle::new(bits, base, shift))
+        .map_err(|why| crate::notation::NotationError::Swizzle {
+            input: format!("Swizzle<{bits},{base},{shift}>"),
+            why,
         })?;
     let before = render::layout_grid(&AnyLayout::Plain(plain.clone()))?;
     let after_layout = AnyLayout::Swizzled(crate::swizzle::ComposedLayout::new(sw, offset, plain));

@@ -7,7 +7,7 @@
 //! int        := ['_'] ['-'] digits
 //! int_tuple  := int | '(' int_tuple (',' int_tuple)* ')'
 //! layout     := int_tuple ':' int_tuple
-//! swizzle    := 'Sw<' int ',' int ',' int '>'
+//! swizzle    := ('Sw' | 'Swizzle') '<' int ',' int ',' int '>'
 //! any_layout := layout | swizzle 'o' [int 'o'] layout
 //! tiler      := '_' | layout | int_tuple | '[' tiler (',' tiler)* ']'
 //! ```
@@ -32,6 +32,10 @@ pub enum NotationError {
     /// The text parses but does not describe a valid value (e.g. shape and stride differ).
     #[error("{input}: {source}")]
     Invalid { input: String, source: LayoutError },
+    /// A swizzle as a reader types it (`parse_swizzle_spec`) that is not one: the text as
+    /// typed, and why.
+    #[error("swizzle `{input}`: {why}")]
+    Swizzle { input: String, why: String },
 }
 
 impl fmt::Display for IntTuple {
@@ -133,12 +137,54 @@ pub fn parse_any_layout(s: &str) -> Result<AnyLayout, NotationError> {
     Ok(l)
 }
 
-/// Reads a swizzle `Sw<B,M,S>`.
+/// Reads a swizzle `Sw<B,M,S>` (or CuTe's spelling `Swizzle<B,M,S>`).
 pub fn parse_swizzle(s: &str) -> Result<Swizzle, NotationError> {
     let mut p = Parser::new(s);
     let sw = p.swizzle()?;
     p.end()?;
     Ok(sw)
+}
+
+/// Reads a swizzle as a reader types one in the playground or gives it to the CLI's
+/// `--swizzle`: `B,M,S`, `Sw<B,M,S>` or CuTe's `Swizzle<B,M,S>`, spaces allowed anywhere
+/// between the parts. Empty text is no swizzle. A bad one is refused in the reader's own
+/// text, naming the parameter out of range: "swizzle `9,3,3`: B = 9 is out of range ...".
+pub fn parse_swizzle_spec(text: &str) -> Result<Option<Swizzle>, NotationError> {
+    let typed = text.trim();
+    if typed.is_empty() {
+        return Ok(None);
+    }
+    let refuse = |why: String| NotationError::Swizzle {
+        input: typed.to_string(),
+        why,
+    };
+    let bad_form = || {
+        refuse(
+            "expected B,M,S or CuTe's Swizzle<B,M,S>, three integers, e.g. 3,3,3 or Swizzle<3,3,3>"
+                .to_string(),
+        )
+    };
+    let inner = match typed
+        .strip_prefix("Swizzle")
+        .or_else(|| typed.strip_prefix("Sw"))
+    {
+        Some(rest) => rest
+            .trim_start()
+            .strip_prefix('<')
+            .and_then(|r| r.trim_end().strip_suffix('>'))
+            .ok_or_else(bad_form)?,
+        None => typed,
+    };
+    let parts: Vec<i64> = inner
+        .split(',')
+        .map(|p| p.trim().parse::<i64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad_form())?;
+    let [b, m, s] = parts[..] else {
+        return Err(bad_form());
+    };
+    Swizzle::check(b, m, s).map_err(refuse)?;
+    Ok(Some(Swizzle::new(b as u32, m as u32, s as i32)))
 }
 
 /// Reads a tiler: a layout `8:2`, an integer `8` (= `8:1`), a shape `(8,4)` (by-mode,
@@ -321,24 +367,26 @@ impl<'a> Parser<'a> {
     fn swizzle(&mut self) -> Result<Swizzle, NotationError> {
         self.skip_ws();
         let start = self.pos;
-        if !self.input[self.pos..].starts_with("Sw") {
-            return self.err(start, "expected a swizzle 'Sw<B,M,S>'");
+        let rest = &self.input[self.pos..];
+        if rest.starts_with("Swizzle") {
+            self.pos += "Swizzle".len();
+        } else if rest.starts_with("Sw") {
+            self.pos += 2;
+        } else {
+            return self.err(start, "expected a swizzle 'Sw<B,M,S>' or 'Swizzle<B,M,S>'");
         }
-        self.pos += 2;
-        self.expect('<', "after 'Sw'")?;
+        let name = self.input[start..self.pos].to_string();
+        self.expect('<', &format!("after '{name}'"))?;
         let b = self.int()?;
         self.expect(',', "between a swizzle's B and M")?;
         let m = self.int()?;
         self.expect(',', "between a swizzle's M and S")?;
         let s = self.int()?;
         self.expect('>', "closing the swizzle")?;
-        if !(0..=62).contains(&b) || !(0..=62).contains(&m) || !(-62..=62).contains(&s) {
-            return self.err(
-                start,
-                "swizzle parameters out of range (B, M in 0..=62, |S| <= 62)",
-            );
-        }
-        Swizzle::try_new(b as u32, m as u32, s as i32).or_else(|e| self.err(start, e.to_string()))
+        let typed = &self.input[start..self.pos];
+        Swizzle::check(b, m, s)
+            .or_else(|why| self.err(start, format!("swizzle {typed}: {why}")))?;
+        Ok(Swizzle::new(b as u32, m as u32, s as i32))
     }
 
     /// Consumes the composition operator `o`, which must stand alone as a word.
@@ -426,5 +474,84 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cute_spelling_swizzle_is_read_like_b_m_s() {
+        let want = Some(Swizzle::new(3, 3, 3));
+        for typed in [
+            "3,3,3",
+            " 3, 3,3 ",
+            "Sw<3,3,3>",
+            "Swizzle<3,3,3>",
+            "Swizzle<3, 3, 3>",
+            " Swizzle < 3 ,3, 3 > ",
+        ] {
+            assert_eq!(parse_swizzle_spec(typed).unwrap(), want, "{typed}");
+        }
+        assert_eq!(parse_swizzle_spec("").unwrap(), None);
+        assert_eq!(parse_swizzle_spec("  ").unwrap(), None);
+        assert_eq!(
+            parse_swizzle_spec("Swizzle<2,0,-3>").unwrap(),
+            Some(Swizzle::new(2, 0, -3))
+        );
+    }
+
+    #[test]
+    fn cute_spelling_swizzle_in_a_layout() {
+        let a = parse_any_layout("Swizzle<3, 3, 3> o _0 o (8,64):(64,1)").unwrap();
+        let b = parse_any_layout("Sw<3,3,3> o _0 o (8,64):(64,1)").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            parse_swizzle("Swizzle<2,4,3>").unwrap(),
+            Swizzle::new(2, 4, 3)
+        );
+    }
+
+    #[test]
+    fn a_bad_swizzle_is_refused_in_the_typed_text_naming_the_parameter() {
+        let msg = |t: &str| parse_swizzle_spec(t).unwrap_err().to_string();
+        assert_eq!(
+            msg("9,3,3"),
+            "swizzle `9,3,3`: B = 9 is out of range for S = 3: |S| must be at least B (CuTe's rule), or the B bits read and the B bits they flip would overlap"
+        );
+        assert_eq!(
+            msg("Swizzle<3, 3, 2>"),
+            "swizzle `Swizzle<3, 3, 2>`: B = 3 is out of range for S = 2: |S| must be at least B (CuTe's rule), or the B bits read and the B bits they flip would overlap"
+        );
+        assert!(msg("-1,3,3").starts_with("swizzle `-1,3,3`: B = -1 is out of range"));
+        assert!(msg("3,70,3").starts_with("swizzle `3,70,3`: M = 70 is out of range"));
+        assert!(msg("3,3,99").starts_with("swizzle `3,3,99`: S = 99 is out of range"));
+        assert!(
+            msg("20,20,30").starts_with("swizzle `20,20,30`: B + M + |S| = 70 is out of range")
+        );
+        for bad in [
+            "3,3",
+            "3,3,3,3",
+            "x,3,3",
+            "Swizzle<3,3,3",
+            "Swizzle 3,3,3",
+            "Swiz<3,3,3>",
+        ] {
+            assert_eq!(
+                msg(bad),
+                format!(
+                    "swizzle `{bad}`: expected B,M,S or CuTe's Swizzle<B,M,S>, three integers, e.g. 3,3,3 or Swizzle<3,3,3>"
+                ),
+            );
+        }
+        // In a layout, the message quotes the swizzle as written and points at it.
+        let e = parse_any_layout("Swizzle<9,3,3> o (8,64):(64,1)")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("swizzle Swizzle<9,3,3>: B = 9 is out of range for S = 3"),
+            "{e}"
+        );
     }
 }

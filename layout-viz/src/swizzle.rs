@@ -22,19 +22,44 @@ impl Swizzle {
     }
 
     /// `Swizzle<B, M, S>` with CuTe's requirement `|S| >= B` (so YYY and ZZZ never
-    /// overlap) checked, and the masks kept inside 62 bits.
+    /// overlap) checked, and the masks kept inside 62 bits. The message names the
+    /// parameter at fault, in the reader's terms, without repeating the swizzle (the
+    /// caller says which text it came from).
     pub fn try_new(bits: u32, base: u32, shift: i32) -> Result<Swizzle, LayoutError> {
-        if shift.unsigned_abs() < bits {
-            return Err(LayoutError::Invalid(format!(
-                "Sw<{bits},{base},{shift}>: |S| must be at least B so the two bit ranges do not overlap"
-            )));
-        }
-        if bits as u64 + base as u64 + shift.unsigned_abs() as u64 > 62 {
-            return Err(LayoutError::Invalid(format!(
-                "Sw<{bits},{base},{shift}>: reaches past bit 62"
-            )));
-        }
+        Swizzle::check(bits as i64, base as i64, shift as i64).map_err(LayoutError::Invalid)?;
         Ok(Swizzle { bits, base, shift })
+    }
+
+    /// Whether `Swizzle<b, m, s>` is one CuTe accepts and our 64-bit offsets hold; if not,
+    /// which of B, M and S is out of range, and why.
+    pub fn check(b: i64, m: i64, s: i64) -> Result<(), String> {
+        if !(0..=62).contains(&b) {
+            return Err(format!(
+                "B = {b} is out of range: B, the number of bits XORed, must be 0 to 62"
+            ));
+        }
+        if !(0..=62).contains(&m) {
+            return Err(format!(
+                "M = {m} is out of range: M, the number of low bits kept whole, must be 0 to 62"
+            ));
+        }
+        if !(-62..=62).contains(&s) {
+            return Err(format!(
+                "S = {s} is out of range: S, how far the bits are moved, must be -62 to 62"
+            ));
+        }
+        if s.abs() < b {
+            return Err(format!(
+                "B = {b} is out of range for S = {s}: |S| must be at least B (CuTe's rule), or the B bits read and the B bits they flip would overlap"
+            ));
+        }
+        if b + m + s.abs() > 62 {
+            return Err(format!(
+                "B + M + |S| = {} is out of range: the swizzle would reach past bit 62",
+                b + m + s.abs()
+            ));
+        }
+        Ok(())
     }
 
     /// The YYY mask: the bits that are read (CuTe's `yyy_msk`).

@@ -12,16 +12,20 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   // The form's fields, by the URL key that stores each; the defaults open a hierarchical
-  // layout read by a warp, one 4-byte word a lane.
+  // layout read by a warp, one 4-byte word a lane. `used` says which views read a field:
+  // the URL keeps only the current view's fields.
+  const isOp = (view) => view.startsWith("op/");
+  const layoutOrOp = (view) => view === "layout" || isOp(view);
+  const layoutView = (view) => view === "layout";
   const FIELDS = {
-    layout: { id: "pg-layout", fallback: "((2,2),8,16):((1,2),4,32)" },
-    sw: { id: "pg-swizzle", fallback: "" },
-    view: { id: "pg-view", fallback: "layout" },
-    arg: { id: "pg-arg", fallback: "" },
-    coord: { id: "pg-coord", fallback: "" },
-    lanes: { id: "pg-lanes", fallback: "32:1" },
-    access: { id: "pg-access", fallback: "ld32" },
-    elem: { id: "pg-elem", fallback: "4" },
+    layout: { id: "pg-layout", fallback: "((2,2),8,16):((1,2),4,32)", used: layoutOrOp },
+    sw: { id: "pg-swizzle", fallback: "", used: layoutOrOp },
+    view: { id: "pg-view", fallback: "layout", used: () => true },
+    arg: { id: "pg-arg", fallback: "", used: isOp },
+    coord: { id: "pg-coord", fallback: "", used: layoutView },
+    lanes: { id: "pg-lanes", fallback: "32:1", used: layoutView },
+    access: { id: "pg-access", fallback: "ld32", used: layoutView },
+    elem: { id: "pg-elem", fallback: "4", used: layoutOrOp },
   };
 
   function readHash() {
@@ -31,11 +35,13 @@
     }
   }
 
-  // Only what differs from the defaults goes in the URL, so links stay short.
+  // Only what the current view reads and differs from the defaults goes in the URL, so
+  // links stay short and say only what they show.
   function writeHash() {
     const params = new URLSearchParams();
+    const view = $(FIELDS.view.id).value;
     for (const [key, f] of Object.entries(FIELDS)) {
-      if ($(f.id).value !== f.fallback) params.set(key, $(f.id).value);
+      if (f.used(view) && $(f.id).value !== f.fallback) params.set(key, $(f.id).value);
     }
     const hash = params.toString();
     history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
@@ -88,29 +94,61 @@
       const usage = catalog.ops.find((o) => o.name === op)?.usage || "";
       $("pg-arg-label").textContent = usage.split(" ").slice(1).join(" ") || "(none)";
     }
+    let main;
     if (view === "layout") {
-      show("pg", JSON.parse(wasm_bindgen.draw_layout(v("layout"), v("sw"), elemBytes)));
+      main = JSON.parse(wasm_bindgen.draw_layout(v("layout"), v("sw"), elemBytes));
     } else if (op !== null) {
-      show("pg", JSON.parse(wasm_bindgen.apply_op(op, v("layout"), v("arg"), v("sw"))));
+      main = JSON.parse(wasm_bindgen.apply_op(op, v("layout"), v("arg"), v("sw")));
     } else {
-      show("pg", JSON.parse(wasm_bindgen.draw_atom(view)));
+      main = JSON.parse(wasm_bindgen.draw_atom(view));
     }
+    show("pg", main);
+    // A swizzle that is not one is said once, above, and its field marked; the bank map
+    // and the evaluation, which read it too, wait for it.
+    const badSwizzle = main.field === "swizzle";
+    $(FIELDS.sw.id).classList.toggle("pg-bad", badSwizzle);
+    $(FIELDS.sw.id).setAttribute("aria-invalid", badSwizzle ? "true" : "false");
     // The bank map reads the typed layout, so it goes with the layout view.
     $("pg-bank").hidden = view !== "layout";
-    if (view === "layout" && v("lanes").trim() !== "") {
+    if (view === "layout" && v("lanes").trim() !== "" && !badSwizzle) {
       show("pg-bank", JSON.parse(wasm_bindgen.draw_bank(v("layout"), v("sw"), v("lanes"), v("access"), elemBytes)));
     } else {
       clear("pg-bank");
     }
     // Evaluating reads the typed (swizzled) layout, so it goes with the layout view too.
     $("pg-coord-field").hidden = view !== "layout";
-    if (view === "layout" && v("coord").trim() !== "") {
+    if (view === "layout" && v("coord").trim() !== "" && !badSwizzle) {
       const answer = JSON.parse(wasm_bindgen.evaluate(v("layout"), v("coord"), v("sw")));
       $("pg-eval").textContent = answer.error !== undefined ? answer.error : "offset " + answer.text;
       $("pg-eval").classList.toggle("pg-error", answer.error !== undefined);
     } else {
       $("pg-eval").textContent = "";
+      $("pg-eval").classList.remove("pg-error");
     }
+    renders++;
+    document.body.dataset.renders = String(renders);
+  }
+
+  // Typing redraws once the reader pauses (DEBOUNCE_MS), not on every key, so a large
+  // layout does not redraw through each unfinished state; a menu redraws at once. While a
+  // redraw waits, <body data-pending> says so (the browser check waits for it to go).
+  const DEBOUNCE_MS = 150;
+  let renders = 0;
+  let timer = null;
+  function renderSoon(now) {
+    clearTimeout(timer);
+    if (now) {
+      timer = null;
+      delete document.body.dataset.pending;
+      render();
+      return;
+    }
+    document.body.dataset.pending = "1";
+    timer = setTimeout(() => {
+      timer = null;
+      delete document.body.dataset.pending;
+      render();
+    }, DEBOUNCE_MS);
   }
 
   function fillMenus() {
@@ -158,14 +196,14 @@
     $("pg-status").hidden = true;
     $("pg-form").hidden = false;
     // The whole playground, not the form alone: the bank map's fields sit below it.
-    $("playground").addEventListener("input", () => {
+    $("playground").addEventListener("input", (event) => {
       writeHash();
-      render();
+      renderSoon(event.target.tagName === "SELECT");
     });
     // A link to another state of this page (a stage chapter's, or the back button).
     window.addEventListener("hashchange", () => {
       readHash();
-      render();
+      renderSoon(true);
     });
     for (const id of ["pg-figure", "pg-bank-figure"]) $(id).addEventListener("mouseover", onHover);
     render();

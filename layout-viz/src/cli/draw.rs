@@ -42,6 +42,10 @@ pub enum DrawCommand {
         /// S: how far down the XOR source bits are moved.
         #[arg(long, requires_all = ["bits", "base"], allow_hyphen_values = true)]
         shift: Option<i32>,
+        /// The whole swizzle, as the playground takes it: "3,3,3", "Sw<3,3,3>" or CuTe's
+        /// "Swizzle<3,3,3>" (instead of --bits/--base/--shift).
+        #[arg(long, conflicts_with_all = ["bits", "base", "shift"], allow_hyphen_values = true)]
+        swizzle: Option<String>,
         /// The layout, plain (with --bits/--base/--shift) or already swizzled.
         #[arg(long)]
         layout: String,
@@ -221,6 +225,7 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
             bits,
             base,
             shift,
+            swizzle,
             layout,
             elem_bytes,
             out,
@@ -228,8 +233,10 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
             if elem_bytes == 0 {
                 return Err("--elem-bytes must be at least 1".into());
             }
-            let sw = match (bits, base, shift) {
-                (Some(b), Some(m), Some(s)) => Some((b, m, s)),
+            let sw = match (bits, base, shift, swizzle) {
+                (Some(b), Some(m), Some(s), _) => Some((b, m, s)),
+                (_, _, _, Some(text)) => layout_viz::notation::parse_swizzle_spec(&text)?
+                    .map(|sw| (sw.bits, sw.base, sw.shift)),
                 _ => None,
             };
             emit(&out, &book::swizzle_svg(&layout, sw, elem_bytes)?)
