@@ -158,31 +158,21 @@ pub fn parse_swizzle_spec(text: &str) -> Result<Option<Swizzle>, NotationError> 
         input: typed.to_string(),
         why,
     };
-    let bad_form = || {
+    let bad_form = |_: NotationError| {
         refuse(
             "expected B,M,S or CuTe's Swizzle<B,M,S>, three integers, e.g. 3,3,3 or Swizzle<3,3,3>"
                 .to_string(),
         )
     };
-    let inner = match typed
-        .strip_prefix("Swizzle")
-        .or_else(|| typed.strip_prefix("Sw"))
-    {
-        Some(rest) => rest
-            .trim_start()
-            .strip_prefix('<')
-            .and_then(|r| r.trim_end().strip_suffix('>'))
-            .ok_or_else(bad_form)?,
-        None => typed,
-    };
-    let parts: Vec<i64> = inner
-        .split(',')
-        .map(|p| p.trim().parse::<i64>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| bad_form())?;
-    let [b, m, s] = parts[..] else {
-        return Err(bad_form());
-    };
+    // The parser's own reading of `Sw<B,M,S>` and `Swizzle<B,M,S>`, or of the bare three.
+    let mut p = Parser::new(typed);
+    let (b, m, s) = if typed.starts_with("Sw") {
+        p.swizzle_params().map(|(b, m, s, _)| (b, m, s))
+    } else {
+        p.three_ints()
+    }
+    .and_then(|bms| p.end().map(|()| bms))
+    .map_err(bad_form)?;
     Swizzle::check(b, m, s).map_err(refuse)?;
     Ok(Some(Swizzle::new(b as u32, m as u32, s as i32)))
 }
@@ -365,6 +355,15 @@ impl<'a> Parser<'a> {
     }
 
     fn swizzle(&mut self) -> Result<Swizzle, NotationError> {
+        let (b, m, s, start) = self.swizzle_params()?;
+        let typed = &self.input[start..self.pos];
+        Swizzle::check(b, m, s)
+            .or_else(|why| self.err(start, format!("swizzle {typed}: {why}")))?;
+        Ok(Swizzle::new(b as u32, m as u32, s as i32))
+    }
+
+    /// `Sw<B,M,S>` or `Swizzle<B,M,S>`, unchecked, with where it started.
+    fn swizzle_params(&mut self) -> Result<(i64, i64, i64, usize), NotationError> {
         self.skip_ws();
         let start = self.pos;
         let rest = &self.input[self.pos..];
@@ -377,16 +376,19 @@ impl<'a> Parser<'a> {
         }
         let name = self.input[start..self.pos].to_string();
         self.expect('<', &format!("after '{name}'"))?;
+        let (b, m, s) = self.three_ints()?;
+        self.expect('>', "closing the swizzle")?;
+        Ok((b, m, s, start))
+    }
+
+    /// A swizzle's `B,M,S`.
+    fn three_ints(&mut self) -> Result<(i64, i64, i64), NotationError> {
         let b = self.int()?;
         self.expect(',', "between a swizzle's B and M")?;
         let m = self.int()?;
         self.expect(',', "between a swizzle's M and S")?;
         let s = self.int()?;
-        self.expect('>', "closing the swizzle")?;
-        let typed = &self.input[start..self.pos];
-        Swizzle::check(b, m, s)
-            .or_else(|why| self.err(start, format!("swizzle {typed}: {why}")))?;
-        Ok(Swizzle::new(b as u32, m as u32, s as i32))
+        Ok((b, m, s))
     }
 
     /// Consumes the composition operator `o`, which must stand alone as a word.
