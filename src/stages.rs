@@ -23,6 +23,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage14_flash_decode::STAGE,
     &stage15_fused_combine::STAGE,
     &stage16_overlap::STAGE,
+    &stage17_wide_tile::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.
@@ -92,7 +93,11 @@ mod tests {
             (1..=9).collect::<Vec<u32>>(),
             "prefill on mma.sync"
         );
-        assert_eq!(branches[1][..5], [10, 11, 12, 13, 16], "prefill on Hopper");
+        assert_eq!(
+            branches[1][..6],
+            [10, 11, 17, 12, 13, 16],
+            "prefill on Hopper"
+        );
         assert_eq!(branches[2], [14, 15], "decode");
         let listed: usize = branches.iter().map(Vec::len).sum();
         assert_eq!(
@@ -102,18 +107,30 @@ mod tests {
         );
     }
 
+    /// A parent may carry a later number (a step cut in two gives the new half the next
+    /// free number), but every stage's chain of parents ends at stage 1: no cycles.
     #[test]
-    fn every_parent_exists_and_comes_before() {
+    fn every_parent_exists_and_the_ladder_is_a_tree() {
         for s in STAGES {
-            let i = s.info();
-            if let Some(p) = i.builds_on {
-                let parent = find(p).unwrap_or_else(|e| panic!("stage {}: {e}", i.number));
+            let mut seen = vec![s.info().number];
+            let mut at = s.info();
+            while let Some(p) = at.builds_on {
+                at = find(p)
+                    .unwrap_or_else(|e| panic!("stage {}: {e}", at.number))
+                    .info();
                 assert!(
-                    parent.info().number < i.number,
-                    "stage {} builds on a later stage",
-                    i.number
+                    !seen.contains(&at.number),
+                    "stage {} builds on itself through {seen:?}",
+                    s.info().number
                 );
+                seen.push(at.number);
             }
+            assert_eq!(
+                at.number,
+                1,
+                "stage {}: its chain {seen:?}",
+                s.info().number
+            );
         }
         assert_eq!(
             STAGES

@@ -1,6 +1,6 @@
-//! Stage 11 — wgmma: stage 10's TMA loads and softmax with both products on Hopper's
-//! warpgroup MMA, S = Q K^T from shared memory (SS) and O += P V with P in registers (RS).
-//! Hopper only (sm_90a). Book: "Stage 11: wgmma".
+//! Stage 11 — wgmma: stage 10's TMA loads, tile and softmax with both products on
+//! Hopper's warpgroup MMA, S = Q K^T from shared memory (SS) and O += P V with P in
+//! registers (RS). Hopper only (sm_90a). Book: "Stage 11: wgmma".
 
 use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
@@ -22,7 +22,7 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// Two warpgroups, a 128-row Q tile and a ring of `NSTAGES` 128-key K and V tiles.
+/// Two warpgroups, stage 10's 128-row Q tile and its ring of `NSTAGES` 64-key K and V tiles.
 pub static STAGE: TmaStage = TmaStage {
     info: &INFO,
     kernel: "wgmma",

@@ -11,7 +11,7 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 
 pub static INFO: StageInfo = StageInfo {
     number: 12,
-    builds_on: Some(11),
+    builds_on: Some(17),
     slug: "warp-specialized",
     idea: "warp specialization: a producer warpgroup loads, two or three consumers compute, full and empty barriers between",
     gpu: GpuArch::Sm90a,
