@@ -24,6 +24,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage15_fused_combine::STAGE,
     &stage16_overlap::STAGE,
     &stage17_wide_tile::STAGE,
+    &stage18_head_dim_256::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -238,6 +238,7 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() -> Ch
                 TensorCores::None => hmma == 0 && hgmma == 0 && qgmma == 0,
                 TensorCores::Hmma => hmma > 0 && hgmma == 0 && qgmma == 0,
                 TensorCores::Hgmma => hmma == 0 && hgmma > 0 && qgmma == 0,
+                TensorCores::HgmmaWithHmmaRowSums => hmma > 0 && hgmma > 0 && qgmma == 0,
             };
             assert!(
                 ok,

@@ -162,21 +162,27 @@ fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32>
     tiles
 }
 
-/// Stage 11's loop is serial: per tile a block barrier, the wait for the tile, QKᵀ,
-/// softmax, P·V, one after the other in each of its two warpgroups, then the epilogue.
-fn assert_stage11(problem: &Problem, t: &Timeline, tiles: &[u32]) {
-    use stage11_wgmma::tiles::{BLOCK_KV, BLOCK_Q};
+/// The tiles of stages 11 and 17, whose loops are serial: (stage, BLOCK_Q, BLOCK_KV).
+const SERIAL_STAGES: [(u32, u32, u32); 2] = [
+    (11, stage11_wgmma::tiles::BLOCK_Q, stage11_wgmma::tiles::BLOCK_KV),
+    (17, stage17_wide_tile::tiles::BLOCK_Q, stage17_wide_tile::tiles::BLOCK_KV),
+];
+
+/// The loop of stages 11 and 17 is serial: per tile a block barrier, the wait for the
+/// tile, QKᵀ, softmax, P·V, one after the other in each of its two warpgroups, then the
+/// epilogue. `tiles` is their tile shape, (BLOCK_Q, BLOCK_KV).
+fn assert_serial(problem: &Problem, t: &Timeline, tiles: &[u32], (block_q, block_kv): (u32, u32)) {
     for block in 0..BLOCKS {
-        // Query rows of block b (head 0): BLOCK_Q b on; causal (seqlen_q = seqlen_k) sees
+        // Query rows of block b (head 0): block_q b on; causal (seqlen_q = seqlen_k) sees
         // the keys up to its last row.
         let keys = if problem.causal {
-            (BLOCK_Q * (block + 1)).min(problem.shape.seqlen_k as u32)
+            (block_q * (block + 1)).min(problem.shape.seqlen_k as u32)
         } else {
             problem.shape.seqlen_k as u32
         };
         assert_eq!(
             tiles[block as usize],
-            keys.div_ceil(BLOCK_KV),
+            keys.div_ceil(block_kv),
             "block {block}"
         );
         let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
@@ -235,8 +241,8 @@ fn assert_timelines(problem: Problem) -> Checked {
             }
         };
         let tiles = assert_every_design(&info.label(), &problem, &t);
-        if info.number == 11 {
-            assert_stage11(&problem, &t, &tiles);
+        if let Some(&(_, q, kv)) = SERIAL_STAGES.iter().find(|s| s.0 == info.number) {
+            assert_serial(&problem, &t, &tiles, (q, kv));
         }
         // The chart shows every span of the run.
         let chart =
@@ -324,17 +330,24 @@ mod synthetic {
     }
 
     pub fn stage_11s_recording_passes() {
+        // Stage 11's 128 x 64 tile: 1024 keys are 16 tiles; causal, block b sees 128 (b + 1)
+        // keys, 2 (b + 1) tiles.
+        let shape = (stage11_wgmma::tiles::BLOCK_Q, stage11_wgmma::tiles::BLOCK_KV);
+        assert_eq!(shape, (128, 64));
         let problem = Problem::new(1, 2, 1024, 128);
-        let t = Timeline::from_buffer(&stage11(&problem, |_| 8)).unwrap();
+        let t = Timeline::from_buffer(&stage11(&problem, |_| 16)).unwrap();
         let tiles = assert_every_design("11 (wgmma)", &problem, &t);
-        assert_eq!(tiles, [8, 8, 8]);
-        assert_stage11(&problem, &t, &tiles);
+        assert_eq!(tiles, [16, 16, 16]);
+        assert_serial(&problem, &t, &tiles, shape);
 
         let mut causal = Problem::new(1, 2, 1024, 64);
         causal.causal = true;
-        let t = Timeline::from_buffer(&stage11(&causal, |b| b + 1)).unwrap();
+        let t = Timeline::from_buffer(&stage11(&causal, |b| 2 * (b + 1))).unwrap();
         let tiles = assert_every_design("11 (wgmma)", &causal, &t);
-        assert_stage11(&causal, &t, &tiles);
+        assert_serial(&causal, &t, &tiles, shape);
+        // The same recording read with stage 17's 128-key tile has too many tiles.
+        let wide = (stage17_wide_tile::tiles::BLOCK_Q, stage17_wide_tile::tiles::BLOCK_KV);
+        assert!(harness::testing::expect_panic(|| assert_serial(&causal, &t, &tiles, wide)).is_ok());
     }
 
     pub fn a_producer_and_two_consumers_pass() {

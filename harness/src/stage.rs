@@ -143,6 +143,9 @@ pub enum TensorCores {
     Hmma,
     /// wgmma on 16-bit inputs: HGMMA and no HMMA (sm_90a only).
     Hgmma,
+    /// Both products on wgmma (HGMMA), with stage 9's row sums still on mma.sync (HMMA):
+    /// stage 11, which moves the products and nothing else.
+    HgmmaWithHmmaRowSums,
 }
 
 /// The device buffers of one run, as the kernels see them.

@@ -334,13 +334,13 @@ pub fn gpu_for(info: &StageInfo) -> Result<Gpu, Skipped> {
 }
 
 /// The tests of `stage`'s `tests/gpu.rs` ([`gpu_tests!`](crate::gpu_tests)): one per
-/// (dtype, head dim 64 and 128, causal) on the shape grid, and one per dtype on inputs
+/// (dtype, head dim of the stage, causal) on the shape grid, and one per dtype on inputs
 /// whose scores jump, at every head dim of the stage.
 pub fn stage_trials(stage: &'static dyn Stage) -> Vec<Trial> {
     let needs = Needs::Stage(stage.info());
     let mut trials = Vec::new();
     for dtype in [DType::Bf16, DType::F16] {
-        for head_dim in [64, 128] {
+        for &head_dim in stage.info().head_dims {
             for causal in [false, true] {
                 let causal_suffix = if causal { "_causal" } else { "" };
                 trials.push(trial(

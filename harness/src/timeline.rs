@@ -631,6 +631,25 @@ pub fn summarize(timeline: &Timeline) -> Vec<PhaseStat> {
     stats
 }
 
+/// The head dims a stage's timeline kernels are built for: those its ptxas report names
+/// (`<prefix>_timeline_bf16_d<D>`; stage 18 adds 256), or [`HEAD_DIMS`], which every
+/// timeline stage builds, where the stage was built without nvcc.
+pub fn timeline_head_dims(info: &StageInfo) -> Vec<usize> {
+    let mut dims: Vec<usize> = info
+        .kernels
+        .resources()
+        .iter()
+        .filter_map(|r| r.kernel.split("_timeline_bf16_d").nth(1)?.parse().ok())
+        .collect();
+    dims.sort_unstable();
+    dims.dedup();
+    if dims.is_empty() {
+        HEAD_DIMS.to_vec()
+    } else {
+        dims
+    }
+}
+
 /// Refuses a timeline run that cannot be made: a stage without timeline kernels (naming
 /// those of `stages` that have them), a dtype or head dim they are not built for, or a
 /// problem the stage refuses anyway.
@@ -658,14 +677,15 @@ pub fn check<'a>(
             supported: format!("{} there (run it with --dtype bf16)", names.join(", ")),
         });
     }
-    if !HEAD_DIMS.contains(&problem.shape.head_dim) {
+    let head_dims = timeline_head_dims(info);
+    if !head_dims.contains(&problem.shape.head_dim) {
         return Err(Error::Unsupported {
             stage: info.label(),
             what: format!(
                 "head dim {} in its timeline kernels",
                 problem.shape.head_dim
             ),
-            supported: format!("head dims {HEAD_DIMS:?} there"),
+            supported: format!("head dims {head_dims:?} there"),
         });
     }
     Ok(())

@@ -14,7 +14,7 @@ pub static INFO: StageInfo = StageInfo {
     slug: "wgmma",
     idea: "wgmma: a warpgroup's asynchronous products, S from shared memory, P from registers",
     gpu: GpuArch::Sm90a,
-    tensor_cores: TensorCores::Hgmma,
+    tensor_cores: TensorCores::HgmmaWithHmmaRowSums,
     timeline: true,
     workload: harness::Workload::Prefill,
     head_dims: &[64, 128],

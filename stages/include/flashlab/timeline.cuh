@@ -129,3 +129,6 @@ struct Timeline {
 #define FLASHLAB_EXPORT_TIMELINE_TMA_PER_D(prefix, body, threads)   \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 64, threads<64>) \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 128, threads<128>)
+#define FLASHLAB_EXPORT_TIMELINE_TMA_PER_D_256(prefix, body, threads) \
+    FLASHLAB_EXPORT_TIMELINE_TMA_PER_D(prefix, body, threads)         \
+    FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 256, threads<256>)

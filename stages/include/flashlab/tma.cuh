@@ -108,3 +108,8 @@ __device__ __forceinline__ void tma_prefetch(const TensorMap* map) { asm volatil
     FLASHLAB_EXPORT_TMA(prefix, body, __nv_bfloat16, bf16, 128, threads<128>) \
     FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 64, threads<64>)           \
     FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 128, threads<128>)
+// And with head dim 256 as well.
+#define FLASHLAB_EXPORT_ALL_TMA_PER_D_256(prefix, body, threads)                   \
+    FLASHLAB_EXPORT_ALL_TMA_PER_D(prefix, body, threads)                           \
+    FLASHLAB_EXPORT_TMA(prefix, body, __nv_bfloat16, bf16, 256, threads<256>)      \
+    FLASHLAB_EXPORT_TMA(prefix, body, __half, f16, 256, threads<256>)
