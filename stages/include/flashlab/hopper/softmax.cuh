@@ -3,7 +3,7 @@
 // Its scores are a wgmma accumulator: value 4 n + e of a thread is element e of the m16n8
 // C fragment of columns 8 n .. 8 n + 7 (wgmma.cuh), so a thread holds parts of two rows,
 // r = e / 2, and the four threads of a quad hold the rest of them.
-// Book: "Stage 11: wgmma", section "Named parts".
+// Book: "Stage 17: the wide tile", section "Named parts".
 #pragma once
 #include "../common.cuh"
 #include "../fragments.cuh"
