@@ -183,7 +183,7 @@ fn prefill_stage(stage: &dyn PrefillStage, args: StageArgs) -> Result<i32> {
     };
     let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
-        crate::save::save_npy(dir, &problem, &outputs)?;
+        crate::save::save_prefill(dir, &report, &outputs)?;
     }
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if args.json {
@@ -215,9 +215,6 @@ fn prefill_stage(stage: &dyn PrefillStage, args: StageArgs) -> Result<i32> {
 /// `flashlab stage N` for a decode stage: a decode problem, checked against the oracle
 /// sequence by sequence and timed with the L2 flushed before each launch.
 fn decode_stage(stage: &dyn DecodeStage, args: StageArgs) -> Result<i32> {
-    if args.save.is_some() {
-        anyhow::bail!("--save writes prefill tensors; it is not available for the decode stages");
-    }
     let problem = args
         .decode
         .problem(&args.shape)
@@ -231,7 +228,11 @@ fn decode_stage(stage: &dyn DecodeStage, args: StageArgs) -> Result<i32> {
         cold_l2: true,
         read_floor: true,
     };
-    let (report, _) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let saved = match &args.save {
+        Some(dir) => Some((dir, crate::save::save_decode(dir, &report, &outputs)?)),
+        None => None,
+    };
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -283,6 +284,13 @@ fn decode_stage(stage: &dyn DecodeStage, args: StageArgs) -> Result<i32> {
             "floor    {:.0} GB/s: a kernel that only reads as many bytes, timed the same way ({:.0}% of it)",
             floor.gb_per_s,
             100.0 * gbs / floor.gb_per_s
+        );
+    }
+    if let Some((dir, files)) = saved {
+        println!(
+            "saved    {} .npy in {} (its README.md replays a sequence in numpy)",
+            files.join(", "),
+            dir.display()
         );
     }
     Ok(if failed { 1 } else { 0 })
