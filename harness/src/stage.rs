@@ -4,7 +4,8 @@ use crate::decode::DecodeStage;
 use crate::{AttnParams, DType, Error, Gpu, KernelBundle, Problem, Result};
 
 /// One row of the stage table. `flashlab list`, the just recipes, the bench and the book
-/// checks all read these, so a stage is described exactly once.
+/// checks all read these, so a stage is described exactly once. Its workload is not a
+/// field: the stage says it with its launch ([`Stage::workload`]), so the two cannot differ.
 pub struct StageInfo {
     /// Its place in the ladder: `just stage 2`.
     pub number: u32,
