@@ -292,7 +292,10 @@ pub struct StageArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Write q, k, v, o (float32, BSHD) and lse (float32, [batch, heads, seqlen_q]) as .npy here.
+    /// Write the run's tensors here as .npy, with a README.md on what each holds and how to
+    /// replay the run in numpy: q, k, v, o (float32, BSHD) and lse (float32, [batch, heads,
+    /// seqlen_q]); for a decode stage, k and v are the cache as the kernel saw it, with the
+    /// lengths (seqlens_k) and a paged cache's block table beside them.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
     #[command(flatten)]

@@ -3,9 +3,10 @@
 use crate::cli::{Cli, Command, StageArgs, TimelineArgs};
 use crate::stages::{STAGES, find};
 use anyhow::{Context, Result};
-use harness::run::{RunOptions, run_stage};
+use harness::decode::run::{DecodeOptions, DecodeRun};
+use harness::run::{PrefillRun, RunOptions};
 use harness::timing::TimingProtocol;
-use harness::{Gpu, KernelResources};
+use harness::{DecodeStage, Gpu, KernelResources, PrefillStage, Workload};
 use serde::Serialize;
 
 pub fn run(cli: Cli) -> Result<i32> {
@@ -56,7 +57,7 @@ fn list(json: bool) -> Result<i32> {
                 dtypes: i.dtypes.iter().map(|d| d.name()).collect(),
                 compiled: i.kernels.compiled(),
                 timeline: i.timeline,
-                workload: i.workload.name(),
+                workload: s.workload().name(),
             }
         })
         .collect();
@@ -70,17 +71,12 @@ fn list(json: bool) -> Result<i32> {
         "{:>3}  {:<w$} {:<6} {:<6} {:<9} {:<9} idea",
         "#", "stage", "on", "gpu", "dims", "dtypes"
     );
-    let infos: Vec<&harness::StageInfo> = STAGES.iter().map(|s| s.info()).collect();
-    for branch in crate::stages::ladder_branches(&infos) {
-        let first = infos.iter().find(|i| i.number == branch[0]).unwrap();
+    for branch in crate::stages::ladder_branches(STAGES) {
+        let first = rows.iter().find(|r| r.number == branch[0]).unwrap();
         let from = first
             .builds_on
             .map_or(String::new(), |p| format!(", growing from stage {p}"));
-        println!(
-            "{} on {}{from}",
-            first.workload.name(),
-            first.gpu.short_name()
-        );
+        println!("{} on {}{from}", first.workload, first.gpu);
         for n in branch {
             let r = rows.iter().find(|r| r.number == n).unwrap();
             let dims = r
@@ -147,7 +143,7 @@ fn runnable_here(gpu: &Gpu) -> String {
     }
 }
 
-/// run_stage refuses a stage this GPU cannot run; the message then names those it can.
+/// A run refuses a stage this GPU cannot run; the message then names those it can.
 fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
     match e {
         harness::Error::WrongGpu { .. } => anyhow::anyhow!(
@@ -159,10 +155,15 @@ fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
 }
 
 fn stage(args: StageArgs) -> Result<i32> {
-    let stage = find(args.number).map_err(anyhow::Error::msg)?;
-    if stage.info().workload == harness::Workload::Decode {
-        return decode_stage(stage, args);
+    match find(args.number).map_err(anyhow::Error::msg)?.workload() {
+        Workload::Prefill(stage) => prefill_stage(stage, args),
+        Workload::Decode(stage) => decode_stage(stage, args),
     }
+}
+
+/// `flashlab stage N` for a prefill stage: a [`harness::Problem`], checked against the
+/// oracle and timed.
+fn prefill_stage(stage: &dyn PrefillStage, args: StageArgs) -> Result<i32> {
     if args.decode.given() {
         anyhow::bail!(
             "--cache-lens, --page-size and --splits are for the decode stages; stage {} is a prefill stage",
@@ -171,7 +172,7 @@ fn stage(args: StageArgs) -> Result<i32> {
     }
     let problem = args.shape.problem();
     // Refuse bad input before touching the GPU, so the message names the real problem.
-    stage.info().validate(&problem)?;
+    let run = PrefillRun::new(stage, &problem)?;
     let gpu = Gpu::open()?;
     let opts = RunOptions {
         seed: args.seed,
@@ -180,10 +181,9 @@ fn stage(args: StageArgs) -> Result<i32> {
         adjust_inputs: None,
         timeline: None,
     };
-    let (report, outputs) =
-        run_stage(stage, &gpu, &problem, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
-        crate::save::save_npy(dir, &problem, &outputs)?;
+        crate::save::save_prefill(dir, &report, &outputs)?;
     }
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if args.json {
@@ -214,37 +214,33 @@ fn stage(args: StageArgs) -> Result<i32> {
 
 /// `flashlab stage N` for a decode stage: a decode problem, checked against the oracle
 /// sequence by sequence and timed with the L2 flushed before each launch.
-fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i32> {
-    use harness::decode::run::{DecodeOptions, run_decode};
-    if args.save.is_some() {
-        anyhow::bail!("--save writes prefill tensors; it is not available for the decode stages");
-    }
+fn decode_stage(stage: &dyn DecodeStage, args: StageArgs) -> Result<i32> {
     let problem = args
         .decode
         .problem(&args.shape)
         .map_err(anyhow::Error::msg)?;
-    harness::decode::check_stage(stage.info(), &problem)?;
+    let run = DecodeRun::new(stage, &problem)?;
     let gpu = Gpu::open()?;
     let opts = DecodeOptions {
         seed: args.seed,
         check: !args.no_check,
         timing: (!args.no_time).then_some(args.timing.timing),
         cold_l2: true,
+        read_floor: true,
     };
-    let (report, _) =
-        run_decode(stage, &gpu, &problem, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    let saved = match &args.save {
+        Some(dir) => Some((dir, crate::save::save_decode(dir, &report, &outputs)?)),
+        None => None,
+    };
     let failed = report.check.as_ref().is_some_and(|c| !c.passed);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(if failed { 1 } else { 0 });
     }
-    let info = stage.info();
-    print_run_header(info, &gpu, &problem, report.seed);
-    let tiles = stage.decode().expect("a decode stage").tiles();
-    let blocks = tiles.blocks_per_split(&problem);
-    let slots = report.slots;
-    let rule = stage.decode().expect("a decode stage").split_rule();
-    let counted = match rule {
+    print_run_header(stage.info(), &gpu, &problem, report.seed);
+    let (blocks, slots) = (report.blocks_per_split, report.slots);
+    let counted = match report.split_rule {
         harness::decode::SplitRule::FlashAttention => format!(
             "{} SMs x {} blocks each",
             gpu.multiprocessors, report.blocks_per_sm
@@ -253,7 +249,7 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
             "{} SMs x {} KiB / {} KiB of K/V tile a block ({} blocks fit an SM)",
             gpu.multiprocessors,
             harness::decode::WAVE_TILE_BYTES_PER_SM / 1024,
-            tiles.kv_tile_bytes(problem.head_dim) / 1024,
+            report.kv_tile_bytes / 1024,
             report.blocks_per_sm
         ),
     };
@@ -263,9 +259,9 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
         if report.splits_from == "given" {
             "--splits".to_string()
         } else {
-            format!("the heuristic's choice, {rule}")
+            format!("the heuristic's choice, {}", report.split_rule)
         },
-        harness::decode::wave_efficiency(blocks, slots, report.splits)
+        report.wave_efficiency
     );
     if let Some(c) = &report.check {
         println!(
@@ -282,13 +278,19 @@ fn decode_stage(stage: &'static dyn harness::Stage, args: StageArgs) -> Result<i
             "speed    {gbs:.0} GB/s of K/V read ({:.1} MB: every sequence's keys and values once per K/V head)",
             problem.kv_bytes() / 1e6
         );
-        // The roofline of this size: what a kernel that only reads these bytes reaches.
-        let floor =
-            harness::sol::read_floor(&gpu, args.timing.timing, problem.kv_bytes() as usize)?;
-        let floor_gbs = harness::timing::gb_per_s(problem.kv_bytes(), floor.median_ms);
+    }
+    if let (Some(gbs), Some(floor)) = (report.gb_per_s, &report.read_floor) {
         println!(
-            "floor    {floor_gbs:.0} GB/s: a kernel that only reads as many bytes, timed the same way ({:.0}% of it)",
-            100.0 * gbs / floor_gbs
+            "floor    {:.0} GB/s: a kernel that only reads as many bytes, timed the same way ({:.0}% of it)",
+            floor.gb_per_s,
+            100.0 * gbs / floor.gb_per_s
+        );
+    }
+    if let Some((dir, files)) = saved {
+        println!(
+            "saved    {} .npy in {} (its README.md replays a sequence in numpy)",
+            files.join(", "),
+            dir.display()
         );
     }
     Ok(if failed { 1 } else { 0 })
@@ -339,6 +341,7 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
     let problem = args.shape.problem();
     // Refused before touching the GPU: a stage without timeline kernels names those with one.
     harness::timeline::check(info, &problem, STAGES.iter().map(|s| s.info()))?;
+    let run = PrefillRun::new(stage.workload().prefill()?, &problem)?;
     let gpu = Gpu::open()?;
     let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
     let timing = (!args.no_time).then_some(args.timing.timing);
@@ -354,7 +357,7 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
     // time is what the instrumentation costs.
     let timed = match timing {
         Some(_) => Some(
-            run_stage(stage, &gpu, &problem, &opts(None))
+            run.run(&gpu, &opts(None))
                 .map_err(|e| naming_runnable(e, &gpu))?
                 .0,
         ),
@@ -363,7 +366,8 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
     let request = TimelineRequest {
         blocks: args.blocks,
     };
-    let (report, outputs) = run_stage(stage, &gpu, &problem, &opts(Some(request)))
+    let (report, outputs) = run
+        .run(&gpu, &opts(Some(request)))
         .map_err(|e| naming_runnable(e, &gpu))?;
     let buffer = outputs
         .timeline

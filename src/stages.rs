@@ -3,7 +3,7 @@
 //! Adding a stage is adding its crate and one line here; its row names the stage it builds
 //! on, which makes the ladder a tree ([`ladder_branches`]).
 
-use harness::Stage;
+use harness::{Stage, WorkloadKind};
 
 #[rustfmt::skip]
 pub static STAGES: &[&dyn Stage] = &[
@@ -47,23 +47,31 @@ pub fn find(n: u32) -> Result<&'static dyn Stage, String> {
 /// parent runs on other GPUs or another workload (the Hopper stages after stage 9, decode),
 /// or when an earlier stage already continues its parent's branch (a second idea tried on
 /// the same parent). Branches come in the order of their first stage.
-pub fn ladder_branches(infos: &[&harness::StageInfo]) -> Vec<Vec<u32>> {
-    let parent = |i: &harness::StageInfo| infos.iter().find(|p| Some(p.number) == i.builds_on);
-    let continues = |i: &harness::StageInfo| -> bool {
-        let Some(p) = parent(i) else { return false };
-        let same = |c: &harness::StageInfo| c.gpu == p.gpu && c.workload == p.workload;
-        same(i)
+pub fn ladder_branches(stages: &[&dyn Stage]) -> Vec<Vec<u32>> {
+    // Each stage's row with its workload's kind, which a branch never changes.
+    let infos: Vec<(&harness::StageInfo, WorkloadKind)> = stages
+        .iter()
+        .map(|s| (s.info(), s.workload().kind()))
+        .collect();
+    let parent = |i: &harness::StageInfo| infos.iter().find(|p| Some(p.0.number) == i.builds_on);
+    let continues = |(i, kind): (&harness::StageInfo, WorkloadKind)| -> bool {
+        let Some(&(p, p_kind)) = parent(i) else {
+            return false;
+        };
+        let same =
+            |(c, c_kind): (&harness::StageInfo, WorkloadKind)| c.gpu == p.gpu && c_kind == p_kind;
+        same((i, kind))
             && infos
                 .iter()
-                .filter(|c| c.builds_on == Some(p.number) && same(c))
-                .map(|c| c.number)
+                .filter(|&&(c, c_kind)| c.builds_on == Some(p.number) && same((c, c_kind)))
+                .map(|c| c.0.number)
                 .min()
                 == Some(i.number)
     };
     let mut starts: Vec<u32> = infos
         .iter()
-        .filter(|i| !continues(i))
-        .map(|i| i.number)
+        .filter(|&&i| !continues(i))
+        .map(|i| i.0.number)
         .collect();
     starts.sort();
     starts
@@ -72,9 +80,9 @@ pub fn ladder_branches(infos: &[&harness::StageInfo]) -> Vec<Vec<u32>> {
             let mut chain = vec![start];
             while let Some(next) = infos
                 .iter()
-                .find(|c| c.builds_on == chain.last().copied() && continues(c))
+                .find(|&&c| c.0.builds_on == chain.last().copied() && continues(c))
             {
-                chain.push(next.number);
+                chain.push(next.0.number);
             }
             chain
         })
@@ -87,8 +95,7 @@ mod tests {
 
     #[test]
     fn the_ladder_has_three_branches() {
-        let infos: Vec<_> = STAGES.iter().map(|s| s.info()).collect();
-        let branches = ladder_branches(&infos);
+        let branches = ladder_branches(STAGES);
         assert_eq!(
             branches[0],
             (1..=9).collect::<Vec<u32>>(),

@@ -519,13 +519,16 @@ fn stage_kernel_code(n: u32) -> Vec<String> {
 /// 4 on that builds on a stage of the same workload. (The first decode stage grows from
 /// stage 9's `mma.sync` pieces, not from a decode kernel: its chapter says which.)
 fn lesson_steps() -> Vec<(u32, u32)> {
-    let infos: Vec<_> = flashlab::stages::STAGES.iter().map(|s| s.info()).collect();
-    infos
+    let stages = flashlab::stages::STAGES;
+    stages
         .iter()
-        .filter(|i| i.number >= 4)
-        .filter_map(|i| {
-            let parent = infos.iter().find(|p| Some(p.number) == i.builds_on)?;
-            (parent.workload == i.workload).then_some((parent.number, i.number))
+        .filter(|s| s.info().number >= 4)
+        .filter_map(|s| {
+            let parent = stages
+                .iter()
+                .find(|p| Some(p.info().number) == s.info().builds_on)?;
+            (parent.workload().kind() == s.workload().kind())
+                .then_some((parent.info().number, s.info().number))
         })
         .collect()
 }

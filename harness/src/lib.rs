@@ -31,7 +31,9 @@ pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
-pub use stage::{GpuArch, LaunchArgs, Stage, StageInfo, TensorCores, Workload};
+pub use stage::{
+    GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload, WorkloadKind,
+};
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 pub use tma::TmaStage;
 

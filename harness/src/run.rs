@@ -1,14 +1,15 @@
-//! One run of a stage: validate, poison outputs with NaN, launch, check, time.
+//! One run of a stage: validate, poison outputs with NaN, launch, check, time. The pieces
+//! the decode run ([`crate::decode::run`]) shares with this one are at the end: the memory
+//! check before allocating, the uploads and the NaN-poisoned outputs.
 
 use crate::check::{CheckReport, check_outputs};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
 use crate::timeline::{TimelineBuffer, TimelineRequest};
 use crate::timing::{Timing, TimingProtocol, tflops, time};
-use crate::{AttnParams, Error, Gpu, LaunchArgs, Problem, Result, Stage};
-use cudarc::driver::{CudaSlice, DevicePtr};
+use crate::{AttnParams, Error, Gpu, LaunchArgs, PrefillStage, Problem, Result, Stage};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
 use serde::Serialize;
-
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     /// Input seed; `None` draws a fresh one (printed, so a failure can be replayed).
@@ -58,15 +59,60 @@ pub struct Outputs {
     pub timeline: Option<TimelineBuffer>,
 }
 
-/// Runs `stage` on `problem`: the whole protocol every stage goes through.
+/// A prefill stage and a problem it takes, checked once ([`PrefillRun::new`]), before any
+/// GPU is touched: a bad problem is named as such even where there is no GPU.
+#[derive(Clone, Copy)]
+pub struct PrefillRun<'a> {
+    stage: &'a dyn PrefillStage,
+    problem: Problem,
+}
+
+impl<'a> PrefillRun<'a> {
+    /// Refuses a bad problem, and head dims and dtypes the stage was not written for,
+    /// naming what it supports.
+    pub fn new(stage: &'a dyn PrefillStage, problem: &Problem) -> Result<PrefillRun<'a>> {
+        problem.validate()?;
+        stage
+            .info()
+            .check_kernel_variant(problem.shape.head_dim, problem.dtype)?;
+        Ok(PrefillRun {
+            stage,
+            problem: *problem,
+        })
+    }
+
+    pub fn stage(&self) -> &'a dyn PrefillStage {
+        self.stage
+    }
+
+    pub fn problem(&self) -> &Problem {
+        &self.problem
+    }
+
+    /// Runs it on `gpu`: the whole protocol every prefill stage goes through.
+    pub fn run(&self, gpu: &Gpu, opts: &RunOptions) -> Result<(RunReport, Outputs)> {
+        run_checked(self.stage, gpu, &self.problem, opts)
+    }
+}
+
+/// Checks and runs `stage` on `problem`, for callers that hold any stage: a decode stage
+/// is refused by name.
 pub fn run_stage(
     stage: &dyn Stage,
     gpu: &Gpu,
     problem: &Problem,
     opts: &RunOptions,
 ) -> Result<(RunReport, Outputs)> {
+    PrefillRun::new(stage.workload().prefill()?, problem)?.run(gpu, opts)
+}
+
+fn run_checked(
+    stage: &dyn PrefillStage,
+    gpu: &Gpu,
+    problem: &Problem,
+    opts: &RunOptions,
+) -> Result<(RunReport, Outputs)> {
     let info = stage.info();
-    info.validate(problem)?;
     if let Some(request) = &opts.timeline {
         crate::timeline::check(info, problem, [])?;
         if request.blocks == 0 {
@@ -90,42 +136,23 @@ pub fn run_stage(
         .map(|r| (r.blocks, crate::timeline::stride_for(problem)));
     let timeline_bytes = timeline_shape.map_or(0, |(b, s)| TimelineBuffer::bytes_for(b, s));
     let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes + timeline_bytes;
-    // Asked before allocating, so the error gives the whole run's need, not the one
-    // buffer that happened not to fit.
-    let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
-    if needed > free {
-        return Err(Error::OutOfMemory {
-            during: format!(
-                "for stage {} on {problem} (its workspace alone is {})",
-                info.label(),
-                crate::error::gib(scratch_bytes)
-            ),
-            requested_bytes: needed,
-            free_bytes: Some(free),
-            total_bytes: Some(total),
-        });
-    }
+    ensure_fits(gpu, needed, || {
+        format!(
+            "for stage {} on {problem} (its workspace alone is {})",
+            info.label(),
+            crate::error::gib(scratch_bytes)
+        )
+    })?;
 
     let stream = gpu.stream();
-    let upload = |host: &[u16], what: &str| {
-        stream.clone_htod(host).allocating(
-            gpu,
-            host.len() * 2,
-            format!("copying {what} to the GPU"),
-        )
-    };
     let (q, k, v) = (
-        upload(&inputs.q, "Q")?,
-        upload(&inputs.k, "K")?,
-        upload(&inputs.v, "V")?,
+        upload(gpu, &inputs.q, "Q")?,
+        upload(gpu, &inputs.k, "K")?,
+        upload(gpu, &inputs.v, "V")?,
     );
     let nan_bits = problem.dtype.to_bits(f32::NAN);
-    let o: CudaSlice<u16> = stream
-        .clone_htod(&vec![nan_bits; problem.shape.q_len()])
-        .allocating(gpu, q_bytes, "poisoning O")?;
-    let lse: CudaSlice<f32> = stream
-        .clone_htod(&vec![f32::NAN; problem.shape.lse_len()])
-        .allocating(gpu, lse_bytes, "poisoning LSE")?;
+    let o = poisoned(gpu, problem.shape.q_len(), nan_bits, "O")?;
+    let lse = poisoned(gpu, problem.shape.lse_len(), f32::NAN, "LSE")?;
     let scratch: CudaSlice<f32> = stream.alloc_zeros(scratch_elements).allocating(
         gpu,
         scratch_bytes,
@@ -209,4 +236,81 @@ pub fn run_stage(
             timeline,
         },
     ))
+}
+
+/// Refuses a run whose buffers need more than `gpu` has free, asked before allocating so
+/// the error gives the whole run's need, not the one buffer that happened not to fit;
+/// `during` says which run.
+pub(crate) fn ensure_fits(gpu: &Gpu, needed: usize, during: impl FnOnce() -> String) -> Result<()> {
+    let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
+    if needed > free {
+        return Err(Error::OutOfMemory {
+            during: during(),
+            requested_bytes: needed,
+            free_bytes: Some(free),
+            total_bytes: Some(total),
+        });
+    }
+    Ok(())
+}
+
+/// `host` in a new device buffer; `what` names it in an error.
+pub(crate) fn upload<T: DeviceRepr>(gpu: &Gpu, host: &[T], what: &str) -> Result<CudaSlice<T>> {
+    gpu.stream().clone_htod(host).allocating(
+        gpu,
+        std::mem::size_of_val(host),
+        format!("copying {what} to the GPU"),
+    )
+}
+
+/// A device buffer of `len` copies of `nan` (at least one, as CUDA allocates no empty
+/// buffer): an element the kernel never writes then fails the check.
+pub(crate) fn poisoned<T: DeviceRepr + Copy>(
+    gpu: &Gpu,
+    len: usize,
+    nan: T,
+    what: &str,
+) -> Result<CudaSlice<T>> {
+    let len = len.max(1);
+    gpu.stream().clone_htod(&vec![nan; len]).allocating(
+        gpu,
+        len * std::mem::size_of::<T>(),
+        format!("poisoning {what}"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stage::fakes::{DECODE, PREFILL};
+
+    /// The one validation of a prefill run, before any GPU: a bad problem, then a head dim
+    /// or dtype the stage has no kernel for; and a decode stage never gets that far.
+    #[test]
+    fn a_prefill_run_is_checked_before_the_gpu() {
+        let p = Problem::new(1, 2, 64, 128);
+        let run = PrefillRun::new(&PREFILL, &p).unwrap();
+        assert_eq!((run.problem(), run.stage().info().number), (&p, 3));
+        let err = |p: Problem| PrefillRun::new(&PREFILL, &p).err().unwrap().to_string();
+        assert!(
+            err(Problem::new(1, 2, 64, 96))
+                .contains("head dim 96; it supports head dims [64, 128]")
+        );
+        let f16 = Problem {
+            dtype: crate::DType::F16,
+            ..p
+        };
+        assert!(err(f16).contains("dtype f16; it supports bf16"));
+        let mut bad = p;
+        bad.shape.kv_heads = 3;
+        assert!(matches!(
+            PrefillRun::new(&PREFILL, &bad),
+            Err(Error::InvalidProblem(_))
+        ));
+        let err = DECODE.workload().prefill().err().unwrap();
+        assert!(
+            err.to_string()
+                .contains("does not support prefill problems")
+        );
+    }
 }

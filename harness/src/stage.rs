@@ -1,9 +1,11 @@
 //! What a stage is: a row of the stage table plus how to launch its kernels.
 
+use crate::decode::DecodeStage;
 use crate::{AttnParams, DType, Error, Gpu, KernelBundle, Problem, Result};
 
 /// One row of the stage table. `flashlab list`, the just recipes, the bench and the book
-/// checks all read these, so a stage is described exactly once.
+/// checks all read these, so a stage is described exactly once. Its workload is not a
+/// field: the stage says it with its launch ([`Stage::workload`]), so the two cannot differ.
 pub struct StageInfo {
     /// Its place in the ladder: `just stage 2`.
     pub number: u32,
@@ -24,9 +26,6 @@ pub struct StageInfo {
     /// Whether its kernels come with timeline variants, which record when each warpgroup's
     /// phases start and end (`flashlab timeline N`; `stages/include/flashlab/timeline.cuh`).
     pub timeline: bool,
-    /// Prefill (a whole sequence of queries: `flashlab stage N` on a [`Problem`]) or
-    /// decode (a few new queries against a K/V cache: [`crate::decode`]).
-    pub workload: Workload,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
     pub kernels: &'static KernelBundle,
@@ -36,19 +35,6 @@ impl StageInfo {
     /// `2 (online-softmax)`, for messages.
     pub fn label(&self) -> String {
         format!("{} ({})", self.number, self.slug)
-    }
-
-    /// Refuses head dims and dtypes the stage was not written for, naming what it supports.
-    pub fn validate(&self, p: &Problem) -> Result<()> {
-        p.validate()?;
-        if self.workload == Workload::Decode {
-            return Err(Error::Unsupported {
-                stage: self.label(),
-                what: "prefill problems".into(),
-                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)".into(),
-            });
-        }
-        self.check_kernel_variant(p.shape.head_dim, p.dtype)
     }
 
     /// Refuses a head dim or dtype the stage has no kernel for, naming those it has: the
@@ -73,21 +59,72 @@ impl StageInfo {
     }
 }
 
-/// What a stage computes: the ladder's prefill kernels, or the decode step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
+/// What a stage computes, holding the launch of that workload: the one place a stage says
+/// which it is ([`Stage::workload`]), so its kind, its launch and what the CLI runs it on
+/// cannot disagree. A new workload (backward) is a new variant, and every `match` on it
+/// fails to compile until it is handled.
+#[derive(Clone, Copy)]
+pub enum Workload<'a> {
     /// A sequence of queries against its keys: compute-bound, measured in TFLOPS.
-    Prefill,
+    Prefill(&'a dyn PrefillStage),
     /// A few new query rows per sequence against a long K/V cache: memory-bound, measured
-    /// in GB/s of K/V read.
+    /// in GB/s of K/V read ([`crate::decode`]).
+    Decode(&'a dyn DecodeStage),
+}
+
+impl<'a> Workload<'a> {
+    pub fn kind(self) -> WorkloadKind {
+        match self {
+            Workload::Prefill(_) => WorkloadKind::Prefill,
+            Workload::Decode(_) => WorkloadKind::Decode,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// The prefill launch, or the error that refuses a prefill problem on this stage, for
+    /// the callers that take any stage (`flashlab compare`, the bench's plan).
+    pub fn prefill(self) -> Result<&'a dyn PrefillStage> {
+        match self {
+            Workload::Prefill(s) => Ok(s),
+            Workload::Decode(s) => Err(Error::Unsupported {
+                stage: s.info().label(),
+                what: "prefill problems".into(),
+                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)".into(),
+            }),
+        }
+    }
+
+    /// The decode launch, or the error that refuses a decode problem on this stage.
+    pub fn decode(self) -> Result<&'a dyn DecodeStage> {
+        match self {
+            Workload::Decode(s) => Ok(s),
+            Workload::Prefill(s) => Err(Error::Unsupported {
+                stage: s.info().label(),
+                what: "decode problems".into(),
+                supported:
+                    "prefill problems; the decode stages are marked `decode` in `flashlab list`"
+                        .into(),
+            }),
+        }
+    }
+}
+
+/// A [`Workload`] without its launch, for comparing and naming (the ladder's branches,
+/// `flashlab list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    Prefill,
     Decode,
 }
 
-impl Workload {
+impl WorkloadKind {
     pub fn name(self) -> &'static str {
         match self {
-            Workload::Prefill => "prefill",
-            Workload::Decode => "decode",
+            WorkloadKind::Prefill => "prefill",
+            WorkloadKind::Decode => "decode",
         }
     }
 }
@@ -158,20 +195,9 @@ pub struct LaunchArgs {
 pub trait Stage: Sync {
     fn info(&self) -> &'static StageInfo;
 
-    /// fp32 elements of device workspace the stage needs (stage 1 materializes S).
-    fn scratch_elements(&self, _problem: &Problem) -> usize {
-        0
-    }
-
-    /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
-    /// A decode stage has none: `StageInfo::validate` refuses every prefill problem on it
-    /// first, so this default is never reached.
-    fn launch(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
-        Err(crate::Error::InvalidProblem(format!(
-            "stage {} runs decode problems only (harness::decode::run::run_decode)",
-            self.info().number
-        )))
-    }
+    /// What the stage computes, with its launch: `Workload::Prefill(self)` for a
+    /// [`PrefillStage`], `Workload::Decode(self)` for a [`DecodeStage`].
+    fn workload(&self) -> Workload<'_>;
 
     /// Register-spill bytes (stores + loads, from the ptxas report) that `kernel` may have.
     /// Zero for every kernel unless a stage explains, where it overrides this, why a spill
@@ -179,12 +205,17 @@ pub trait Stage: Sync {
     fn tolerated_spill_bytes(&self, _kernel: &str) -> u32 {
         0
     }
+}
 
-    /// A decode stage's own launch ([`crate::decode::run::run_decode`]); `None` for the
-    /// prefill stages, which [`Stage::launch`] serves.
-    fn decode(&self) -> Option<&dyn crate::decode::DecodeStage> {
-        None
+/// A prefill rung: how to launch its kernels on a [`Problem`] ([`crate::run`]).
+pub trait PrefillStage: Stage {
+    /// fp32 elements of device workspace the stage needs (stage 1 materializes S).
+    fn scratch_elements(&self, _problem: &Problem) -> usize {
+        0
     }
+
+    /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
+    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()>;
 }
 
 #[cfg(test)]
@@ -213,5 +244,121 @@ mod gpu_arch_tests {
     fn the_hopper_requirement_names_hopper_and_the_build() {
         let needs = GpuArch::Sm90a.needs();
         assert!(needs.contains("Hopper") && needs.contains("9.0") && needs.contains("sm_90a"));
+    }
+}
+
+/// A prefill stage and a decode stage with no kernels, for the tests of what a stage's
+/// workload decides without a GPU: the dispatch, the refusals, the validation of a run.
+#[cfg(test)]
+pub(crate) mod fakes {
+    use super::*;
+    use crate::decode::{DecodeLaunch, DecodeTiles};
+
+    static KERNELS: KernelBundle = KernelBundle {
+        crate_name: "none",
+        fatbin: &[],
+        ptxas_report: "",
+        status: "",
+        sass_counts: "",
+        loaded: std::sync::Mutex::new(Vec::new()),
+    };
+
+    const fn info(number: u32, slug: &'static str, head_dims: &'static [usize]) -> StageInfo {
+        StageInfo {
+            number,
+            builds_on: None,
+            slug,
+            idea: "",
+            gpu: GpuArch::Sm80,
+            tensor_cores: TensorCores::Hmma,
+            timeline: false,
+            head_dims,
+            dtypes: &[DType::Bf16],
+            kernels: &KERNELS,
+        }
+    }
+
+    static PREFILL_INFO: StageInfo = info(3, "fake-prefill", &[64, 128]);
+    static DECODE_INFO: StageInfo = info(14, "fake-decode", &[128]);
+
+    pub struct FakePrefill;
+    pub struct FakeDecode;
+    pub static PREFILL: FakePrefill = FakePrefill;
+    pub static DECODE: FakeDecode = FakeDecode;
+
+    pub const TILES: DecodeTiles = DecodeTiles {
+        rows: 16,
+        block_kv: 64,
+        warps: 4,
+        wide_col_split: 2,
+        kv_slots: 3,
+    };
+
+    impl Stage for FakePrefill {
+        fn info(&self) -> &'static StageInfo {
+            &PREFILL_INFO
+        }
+        fn workload(&self) -> Workload<'_> {
+            Workload::Prefill(self)
+        }
+    }
+
+    impl PrefillStage for FakePrefill {
+        fn launch(&self, _: &Gpu, _: &LaunchArgs) -> Result<()> {
+            unreachable!("the fakes are never launched")
+        }
+    }
+
+    impl Stage for FakeDecode {
+        fn info(&self) -> &'static StageInfo {
+            &DECODE_INFO
+        }
+        fn workload(&self) -> Workload<'_> {
+            Workload::Decode(self)
+        }
+    }
+
+    impl DecodeStage for FakeDecode {
+        fn tiles(&self) -> DecodeTiles {
+            TILES
+        }
+        fn launch_decode(&self, _: &Gpu, _: &DecodeLaunch) -> Result<()> {
+            unreachable!("the fakes are never launched")
+        }
+    }
+}
+
+#[cfg(test)]
+mod workload_tests {
+    use super::fakes::{DECODE, PREFILL, TILES};
+    use super::*;
+
+    /// A stage's workload holds its launch: the kind and the launch come from one value.
+    #[test]
+    fn each_stage_gives_its_own_launch() {
+        let stages: [&dyn Stage; 2] = [&PREFILL, &DECODE];
+        let kinds: Vec<_> = stages.iter().map(|s| s.workload().kind()).collect();
+        assert_eq!(kinds, [WorkloadKind::Prefill, WorkloadKind::Decode]);
+        assert_eq!(stages.map(|s| s.workload().name()), ["prefill", "decode"]);
+        let prefill = PREFILL.workload().prefill().unwrap();
+        assert_eq!(prefill.info().slug, "fake-prefill");
+        let decode = DECODE.workload().decode().unwrap();
+        assert_eq!((decode.info().number, decode.tiles()), (14, TILES));
+    }
+
+    /// Asking a stage for the other workload's launch is a user's mistake (`flashlab
+    /// compare 3 14`), answered with what the stage does run.
+    #[test]
+    fn the_other_workload_is_refused_by_name() {
+        let err = DECODE.workload().prefill().err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "stage 14 (fake-decode) does not support prefill problems; it supports decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)"
+        );
+        let err = PREFILL.workload().decode().err().unwrap().to_string();
+        assert_eq!(
+            err,
+            "stage 3 (fake-prefill) does not support decode problems; it supports prefill problems; the decode stages are marked `decode` in `flashlab list`"
+        );
     }
 }

@@ -17,13 +17,14 @@
 //! Filters, `--list`, `--exact`, `--skip` and `--test-threads` work as in libtest;
 //! `--nocapture` is accepted and changes nothing (libtest-mimic never captures output).
 //!
-//! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);` (or
-//! `harness::decode_gpu_tests!` for a decode stage), and its Cargo.toml says
-//! `[[test]] name = "gpu" harness = false`. The line expands to a `main` with one test per
-//! (dtype, head dim, causal) combination and one per dtype on inputs whose scores jump.
+//! A stage's `tests/gpu.rs` is one line, `harness::gpu_tests!(my_stage::STAGE);`, and its
+//! Cargo.toml says `[[test]] name = "gpu" harness = false`. The line expands to a `main`
+//! with the tests of the stage's workload ([`trials`]): for a prefill stage, one test per
+//! (dtype, head dim, causal) combination and one per dtype on inputs whose scores jump;
+//! for a decode stage, [`crate::decode::testing`]'s grid.
 
-use crate::run::{RunOptions, run_stage};
-use crate::{DType, Error, Gpu, Problem, Stage, StageInfo};
+use crate::run::{PrefillRun, RunOptions};
+use crate::{DType, Error, Gpu, PrefillStage, Problem, Stage, StageInfo, Workload};
 pub use libtest_mimic::Trial;
 use libtest_mimic::{Arguments, Completion};
 use std::sync::{Mutex, OnceLock};
@@ -46,7 +47,7 @@ pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
 /// with every failure's numbers, so one run shows all that is wrong; `Err` where this GPU
 /// cannot run the stage ([`gpu_for`]).
 pub fn assert_stage_on_grid(
-    stage: &dyn Stage,
+    stage: &dyn PrefillStage,
     dtype: DType,
     head_dim: usize,
     causal: bool,
@@ -69,7 +70,7 @@ pub const JUMP_SHAPES: &[(usize, usize, usize, usize, usize)] =
 /// along the keys, moderately (a rescale) and steeply (overflow unless the max moves
 /// first): the test of every path that depends on how the running max grows.
 pub fn assert_stage_on_score_jumps(
-    stage: &dyn Stage,
+    stage: &dyn PrefillStage,
     dtype: DType,
     head_dim: usize,
     causal: bool,
@@ -94,7 +95,7 @@ type Adjust = (
 );
 
 fn assert_stage_on(
-    stage: &dyn Stage,
+    stage: &dyn PrefillStage,
     dtype: DType,
     head_dim: usize,
     causal: bool,
@@ -127,7 +128,7 @@ fn assert_stage_on(
             adjust_inputs: adjust,
             timeline: None,
         };
-        match run_stage(stage, &gpu, &problem, &opts) {
+        match PrefillRun::new(stage, &problem).and_then(|run| run.run(&gpu, &opts)) {
             Ok((report, _)) => {
                 let check = report.check.expect("checking was asked for");
                 if !check.passed {
@@ -141,13 +142,19 @@ fn assert_stage_on(
             Err(e) => failures.push(format!("{problem}, {inputs}: {e}")),
         }
     }
+    assert_no_failures(stage.info(), &failures);
+    Ok(())
+}
+
+/// Panics with every failure of a stage's test, one a line, so one run shows all that is
+/// wrong.
+pub(crate) fn assert_no_failures(info: &StageInfo, failures: &[String]) {
     assert!(
         failures.is_empty(),
         "stage {} failed on:\n{}",
-        stage.info().label(),
+        info.label(),
         failures.join("\n")
     );
-    Ok(())
 }
 
 /// Why a test could not check what it is for on this machine: it is reported as ignored,
@@ -333,10 +340,18 @@ pub fn gpu_for(info: &StageInfo) -> Result<Gpu, Skipped> {
     Ok(gpu)
 }
 
-/// The tests of `stage`'s `tests/gpu.rs` ([`gpu_tests!`](crate::gpu_tests)): one per
-/// (dtype, head dim of the stage, causal) on the shape grid, and one per dtype on inputs
-/// whose scores jump, at every head dim of the stage.
-pub fn stage_trials(stage: &'static dyn Stage) -> Vec<Trial> {
+/// The tests of `stage`'s `tests/gpu.rs` ([`gpu_tests!`](crate::gpu_tests)), those of its
+/// workload.
+pub fn trials(stage: &'static dyn Stage) -> Vec<Trial> {
+    match stage.workload() {
+        Workload::Prefill(s) => stage_trials(s),
+        Workload::Decode(s) => crate::decode::testing::decode_trials(s),
+    }
+}
+
+/// A prefill stage's tests: one per (dtype, head dim of the stage, causal) on the shape
+/// grid, and one per dtype on inputs whose scores jump, at every head dim of the stage.
+pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
     let needs = Needs::Stage(stage.info());
     let mut trials = Vec::new();
     for dtype in [DType::Bf16, DType::F16] {
@@ -369,13 +384,13 @@ pub fn stage_trials(stage: &'static dyn Stage) -> Vec<Trial> {
 }
 
 /// A stage's `tests/gpu.rs`: `harness::gpu_tests!(my_stage::STAGE);` is its `main`, which
-/// runs [`stage_trials`]. The test target needs `harness = false` in the stage's
-/// Cargo.toml (`[[test]] name = "gpu" harness = false`).
+/// runs [`trials`], prefill or decode alike. The test target needs `harness = false` in
+/// the stage's Cargo.toml (`[[test]] name = "gpu" harness = false`).
 #[macro_export]
 macro_rules! gpu_tests {
     ($stage:expr) => {
         fn main() -> ::std::process::ExitCode {
-            $crate::testing::run($crate::testing::stage_trials(&$stage))
+            $crate::testing::run($crate::testing::trials(&$stage))
         }
     };
 }
@@ -393,4 +408,26 @@ pub fn skip(reason: impl std::fmt::Display) {
     // libtest names each test's thread after the test (except with one test thread).
     let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stage::fakes::{DECODE, PREFILL};
+
+    /// `gpu_tests!` is the same line for every stage: the workload picks the grid.
+    #[test]
+    fn each_workload_gets_its_own_tests() {
+        let names = |stage: &'static dyn Stage| -> Vec<String> {
+            trials(stage).iter().map(|t| t.name().to_string()).collect()
+        };
+        let prefill = names(&PREFILL);
+        assert_eq!(prefill.len(), 10);
+        assert!(prefill.contains(&"bf16_d128_causal".to_string()));
+        assert!(prefill.contains(&"score_jumps_f16".to_string()));
+        let decode = names(&DECODE);
+        assert_eq!(decode.len(), 10);
+        assert!(decode.contains(&"paged_bf16_d128".to_string()));
+        assert!(decode.contains(&"odd_lengths_bf16_d128".to_string()));
+    }
 }

@@ -5,7 +5,7 @@
 //! against at compile time) and the spills it tolerates, with the reason.
 
 use crate::kernels::kernel_name;
-use crate::{Gpu, LaunchArgs, Result, Stage, StageInfo};
+use crate::{Gpu, LaunchArgs, PrefillStage, Result, Stage, StageInfo, Workload};
 
 /// A tensor-core stage's tile shape: what the grid, the block and shared memory follow from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,6 +73,16 @@ impl Stage for TiledStage {
         self.info
     }
 
+    fn workload(&self) -> Workload<'_> {
+        Workload::Prefill(self)
+    }
+
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        tolerated(self.tolerated_spills, kernel)
+    }
+}
+
+impl PrefillStage for TiledStage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles;
@@ -88,10 +98,6 @@ impl Stage for TiledStage {
             t.smem_bytes(p.head_dim),
             &args.params,
         )
-    }
-
-    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
-        tolerated(self.tolerated_spills, kernel)
     }
 }
 

@@ -668,7 +668,8 @@ pub fn check<'a>(
                 .collect(),
         });
     }
-    info.validate(problem)?;
+    problem.validate()?;
+    info.check_kernel_variant(problem.shape.head_dim, problem.dtype)?;
     if !DTYPES.contains(&problem.dtype) {
         let names: Vec<_> = DTYPES.iter().map(|d| d.name()).collect();
         return Err(Error::Unsupported {
@@ -1058,7 +1059,6 @@ mod tests {
             gpu: GpuArch::Sm90a,
             tensor_cores: TensorCores::Hgmma,
             timeline,
-            workload: crate::Workload::Prefill,
             head_dims: &[64, 128, 256],
             dtypes: &[DType::Bf16, DType::F16],
             kernels: &KERNELS,

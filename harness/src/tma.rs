@@ -13,7 +13,8 @@
 use crate::error::CudaContext as _;
 use crate::kernels::kernel_name;
 use crate::{
-    AttnParams, DType, Error, Gpu, LaunchArgs, QTiles, Result, Stage, StageInfo, ToleratedSpill,
+    AttnParams, DType, Error, Gpu, LaunchArgs, PrefillStage, QTiles, Result, Stage, StageInfo,
+    ToleratedSpill, Workload,
 };
 use cudarc::driver::DeviceRepr;
 use cudarc::driver::sys::{
@@ -188,6 +189,16 @@ impl Stage for TmaStage {
         self.info
     }
 
+    fn workload(&self) -> Workload<'_> {
+        Workload::Prefill(self)
+    }
+
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        crate::tiled::tolerated(self.tolerated_spills, kernel)
+    }
+}
+
+impl PrefillStage for TmaStage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles_for(p.head_dim);
@@ -212,10 +223,6 @@ impl Stage for TmaStage {
             &args.params,
             Some(&maps),
         )
-    }
-
-    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
-        crate::tiled::tolerated(self.tolerated_spills, kernel)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::stages::find;
 use anyhow::Result;
-use harness::run::{RunOptions, RunReport, run_stage};
+use harness::run::{PrefillRun, RunOptions, RunReport};
 use harness::timing::TimingProtocol;
 use harness::{Gpu, KernelResources, Problem, Stage};
 use serde::Serialize;
@@ -98,8 +98,11 @@ pub fn compare(
         find(a).map_err(anyhow::Error::msg)?,
         find(b).map_err(anyhow::Error::msg)?,
     );
-    sa.info().validate(problem)?;
-    sb.info().validate(problem)?;
+    // Both checked before the GPU is touched, so a bad problem is named as such.
+    let (run_a, run_b) = (
+        PrefillRun::new(sa.workload().prefill()?, problem)?,
+        PrefillRun::new(sb.workload().prefill()?, problem)?,
+    );
     let gpu = Gpu::open()?;
     let cc = gpu.compute_capability;
     let opts = RunOptions {
@@ -118,8 +121,8 @@ pub fn compare(
     archs.dedup();
     let arch_refs: Vec<&str> = archs.iter().map(String::as_str).collect();
     let sass_arch = loaded_arch(cc, &arch_refs);
-    let side = |s: &'static dyn Stage| -> Result<Side> {
-        let (report, _) = run_stage(s, &gpu, problem, &opts)?;
+    let side = |s: &'static dyn Stage, run: PrefillRun| -> Result<Side> {
+        let (report, _) = run.run(&gpu, &opts)?;
         Ok(Side {
             stage: s.info().number,
             name: super::sweep::stage_name(s),
@@ -130,7 +133,7 @@ pub fn compare(
                 .unwrap_or_default(),
         })
     };
-    let (side_a, side_b) = (side(sa)?, side(sb)?);
+    let (side_a, side_b) = (side(sa, run_a)?, side(sb, run_b)?);
     let speedup = match (&side_a.report.timing, &side_b.report.timing) {
         (Some(ta), Some(tb)) if tb.median_ms > 0.0 => Some(ta.median_ms / tb.median_ms),
         _ => None,

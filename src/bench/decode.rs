@@ -17,7 +17,7 @@ use harness::decode::run::{DecodeOptions, run_decode};
 use harness::decode::{DecodeProblem, KvLayout, MAX_SPLITS};
 use harness::gpu::DeviceFacts;
 use harness::timing::TimingProtocol;
-use harness::{Gpu, Stage, Workload};
+use harness::{DecodeStage, Gpu, Workload};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
@@ -226,7 +226,7 @@ fn row_for(kind: &str, name: &str, p: &DecodeProblem) -> DecodeRow {
 }
 
 fn run_row(
-    stage: &dyn Stage,
+    stage: &dyn DecodeStage,
     gpu: &Gpu,
     config: &DecodeBenchConfig,
     kind: &str,
@@ -239,6 +239,8 @@ fn run_row(
         check: true,
         timing: Some(config.timing),
         cold_l2: true,
+        // Measured once a shape ([`read_floor_row`]), not once a row.
+        read_floor: false,
     };
     match run_decode(stage, gpu, p, &opts) {
         Ok((report, _)) => {
@@ -290,11 +292,13 @@ fn read_floor_row(
 
 /// The decode stages of the stage table, in its order: those `--stages` names, or all. A
 /// number that is not a decode stage is refused, naming the decode stages.
-fn decode_stages(config: &DecodeBenchConfig) -> Result<Vec<&'static dyn Stage>> {
-    let all: Vec<&'static dyn Stage> = STAGES
+fn decode_stages(config: &DecodeBenchConfig) -> Result<Vec<&'static dyn DecodeStage>> {
+    let all: Vec<&'static dyn DecodeStage> = STAGES
         .iter()
-        .copied()
-        .filter(|s| s.info().workload == Workload::Decode)
+        .filter_map(|s| match s.workload() {
+            Workload::Decode(d) => Some(d),
+            Workload::Prefill(_) => None,
+        })
         .collect();
     let Some(wanted) = &config.stages else {
         return Ok(all);
@@ -353,7 +357,7 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
         )
     })?;
     let device = gpu.facts()?;
-    let stages: Vec<&dyn Stage> = decode_stages
+    let stages: Vec<&dyn DecodeStage> = decode_stages
         .into_iter()
         .filter(|s| s.info().gpu.runs_on(gpu.compute_capability))
         .collect();
@@ -373,7 +377,7 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
 
     let mut rows = Vec::new();
     for (i, stage) in stages.iter().enumerate() {
-        let tiles = stage.decode().expect("a decode stage").tiles();
+        let tiles = stage.tiles();
         // The newest stage gets the sweep and the paged runs; the ones before it, the
         // heuristic's run beside it (the table's columns).
         let newest = i + 1 == stages.len();
@@ -471,7 +475,7 @@ pub fn run(config: &DecodeBenchConfig) -> Result<i32> {
 /// and one run per page size.
 pub fn describe(
     config: &DecodeBenchConfig,
-    decode_stages: &[&dyn Stage],
+    decode_stages: &[&dyn DecodeStage],
     shapes: &[DecodeProblem],
 ) -> String {
     let mut out = format!(
@@ -487,7 +491,7 @@ pub fn describe(
         }
     );
     for (i, stage) in decode_stages.iter().enumerate() {
-        let tiles = stage.decode().expect("a decode stage").tiles();
+        let tiles = stage.tiles();
         for p in shapes {
             let sweep = SPLIT_SWEEP
                 .iter()

@@ -12,7 +12,7 @@ use super::plots::{
 };
 use super::results::{BenchResults, Row, RowKind, Status};
 use anyhow::{Context as _, Result};
-use harness::{GpuArch, StageInfo, Workload};
+use harness::{GpuArch, StageInfo, WorkloadKind};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -84,19 +84,20 @@ fn number_list(numbers: &[u32]) -> String {
 /// The prefill branches of the stage tree that have stage rows in `rows`, each cut down
 /// to the stages that do, in the tree's order.
 fn branches(rows: &[Row]) -> Vec<Branch> {
-    let infos: Vec<&'static StageInfo> = crate::stages::STAGES.iter().map(|s| s.info()).collect();
+    let all = crate::stages::STAGES;
     let in_run = |n: u32| {
         rows.iter()
             .any(|r| r.kind == RowKind::Stage && r.stage == Some(n))
     };
-    crate::stages::ladder_branches(&infos)
+    crate::stages::ladder_branches(all)
         .into_iter()
         .filter_map(|branch| {
             let stages: Vec<&'static StageInfo> = branch
                 .iter()
                 .filter(|&&n| in_run(n))
-                .filter_map(|&n| infos.iter().copied().find(|i| i.number == n))
-                .filter(|i| i.workload == Workload::Prefill)
+                .filter_map(|&n| all.iter().find(|s| s.info().number == n))
+                .filter(|s| s.workload().kind() == WorkloadKind::Prefill)
+                .map(|s| s.info())
                 .collect();
             (!stages.is_empty()).then_some(stages)
         })

@@ -3,6 +3,7 @@
 
 use crate::stages::STAGES;
 use anyhow::{Context as _, Result, bail};
+use harness::run::PrefillRun;
 use harness::timing::TimingProtocol;
 use harness::{DType, Problem, Stage};
 use serde::{Deserialize, Serialize};
@@ -97,9 +98,15 @@ pub enum Plan {
 
 /// Decides a stage row without a GPU: the stage's head dims and dtypes, and its workspace.
 pub fn plan_row(stage: &dyn Stage, problem: &Problem, max_workspace_gib: f64) -> Plan {
-    if let Err(e) = stage.info().validate(problem) {
-        return Plan::Skip(e.to_string());
-    }
+    // A decode stage is refused here too, by name.
+    let run = stage
+        .workload()
+        .prefill()
+        .and_then(|s| PrefillRun::new(s, problem));
+    let stage = match run {
+        Ok(run) => run.stage(),
+        Err(e) => return Plan::Skip(e.to_string()),
+    };
     let workspace = stage.scratch_elements(problem) as f64 * 4.0 / (1u64 << 30) as f64;
     if workspace > max_workspace_gib {
         return Plan::Skip(format!(

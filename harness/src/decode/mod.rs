@@ -182,7 +182,8 @@ impl DecodeProblem {
     }
 
     /// Checks what any decode kernel needs; a stage checks its head dims and dtypes too
-    /// ([`check_stage`]), and the split count is checked once chosen ([`check_splits`]).
+    /// ([`run::DecodeRun::new`]), and the split count is checked once chosen
+    /// ([`check_splits`]).
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidProblem(m));
         for (name, value) in [
@@ -301,7 +302,7 @@ impl fmt::Display for DecodeProblem {
 }
 
 /// A decode stage's tile shape: what the grid, the block and the split count follow from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct DecodeTiles {
     /// Packed rows per block (query heads of a group times new tokens): one m16 tile.
     pub rows: u32,
@@ -413,6 +414,16 @@ pub enum SplitRule {
     OneWave,
 }
 // ANCHOR_END: split_rule
+
+/// In a decode report's JSON, by name (written by hand, as the book shows the enum).
+impl Serialize for SplitRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            SplitRule::FlashAttention => "flash_attention",
+            SplitRule::OneWave => "one_wave",
+        })
+    }
+}
 
 impl fmt::Display for SplitRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -556,12 +567,6 @@ pub trait DecodeStage: crate::Stage {
         SplitRule::FlashAttention
     }
     fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
-}
-
-/// Refuses head dims and dtypes the stage was not written for, naming what it supports.
-pub fn check_stage(info: &crate::StageInfo, p: &DecodeProblem) -> Result<()> {
-    p.validate()?;
-    info.check_kernel_variant(p.head_dim, p.dtype)
 }
 
 #[cfg(test)]

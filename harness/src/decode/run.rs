@@ -4,12 +4,14 @@
 
 use super::cache::{DecodeInputs, validate_block_table};
 use super::{
-    DecodeLaunch, DecodeParams, DecodeProblem, KvLayout, check_splits, check_stage, choose_splits,
+    DecodeLaunch, DecodeParams, DecodeProblem, DecodeStage, DecodeTiles, KvLayout, SplitRule,
+    check_splits, choose_splits, wave_efficiency,
 };
 use crate::check::{CheckReport, check_outputs_f64};
 use crate::error::CudaContext as _;
+use crate::run::{ensure_fits, poisoned, upload};
 use crate::timing::{Timing, TimingProtocol, gb_per_s, time_between};
-use crate::{AttnParams, Error, Gpu, Result, Stage};
+use crate::{AttnParams, Gpu, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -25,6 +27,10 @@ pub struct DecodeOptions {
     /// it does when a model's layers take turns (an 8k cache of 8 heads, 32 MiB, would
     /// otherwise stay in an H100's 50 MiB L2 from one launch to the next).
     pub cold_l2: bool,
+    /// With timing, also time the read floor of the step's K/V bytes
+    /// ([`crate::sol::read_floor`]): what a kernel that only reads them reaches, timed
+    /// the same way. The bench, which runs each shape many times, measures it once a shape.
+    pub read_floor: bool,
 }
 
 impl Default for DecodeOptions {
@@ -34,6 +40,7 @@ impl Default for DecodeOptions {
             check: true,
             timing: Some(TimingProtocol::Gated),
             cold_l2: true,
+            read_floor: true,
         }
     }
 }
@@ -46,11 +53,21 @@ pub struct DecodeReport {
     pub splits: usize,
     /// "heuristic" or "given".
     pub splits_from: &'static str,
+    /// The stage's rule for the heuristic, whether or not it chose the count.
+    pub split_rule: SplitRule,
+    pub tiles: DecodeTiles,
+    /// Blocks of one split: every (sequence, K/V head, row tile).
+    pub blocks_per_split: usize,
+    /// One key tile's K and V bytes, what the one-wave rule counts its slots in.
+    pub kv_tile_bytes: usize,
     /// The split kernel's blocks one SM holds at once.
     pub blocks_per_sm: u32,
     /// The block slots of one wave that the split heuristic counted
-    /// ([`SplitRule::slots`](super::SplitRule::slots)).
+    /// ([`SplitRule::slots`]).
     pub slots: usize,
+    /// How much of its last wave of `slots` the split kernel's grid fills
+    /// ([`wave_efficiency`]).
+    pub wave_efficiency: f64,
     pub seed: u64,
     /// The worst checked sequence's numbers, with rows and NaN counts over all of them.
     pub check: Option<CheckReport>,
@@ -59,6 +76,15 @@ pub struct DecodeReport {
     /// Unique K/V bytes read per second (`DecodeProblem::kv_bytes`).
     pub gb_per_s: Option<f64>,
     pub cold_l2: bool,
+    /// With timing and [`DecodeOptions::read_floor`]: the roofline of this size.
+    pub read_floor: Option<ReadFloor>,
+}
+
+/// A streaming read of the step's K/V bytes, timed as the step is.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReadFloor {
+    pub timing: Timing,
+    pub gb_per_s: f64,
 }
 
 pub struct DecodeOutputs {
@@ -67,23 +93,52 @@ pub struct DecodeOutputs {
     pub lse: Vec<f32>,
 }
 
-/// Runs decode stage `stage` on `p`: the protocol every decode run goes through.
+/// A decode stage and a problem it takes, checked once ([`DecodeRun::new`]), before any GPU
+/// is touched (the split count, which depends on the GPU, is checked once chosen).
+#[derive(Clone, Copy)]
+pub struct DecodeRun<'a> {
+    stage: &'a dyn DecodeStage,
+    problem: &'a DecodeProblem,
+}
+
+impl<'a> DecodeRun<'a> {
+    /// Refuses a bad problem, and head dims and dtypes the stage was not written for,
+    /// naming what it supports.
+    pub fn new(stage: &'a dyn DecodeStage, problem: &'a DecodeProblem) -> Result<DecodeRun<'a>> {
+        problem.validate()?;
+        stage
+            .info()
+            .check_kernel_variant(problem.head_dim, problem.dtype)?;
+        Ok(DecodeRun { stage, problem })
+    }
+
+    pub fn problem(&self) -> &'a DecodeProblem {
+        self.problem
+    }
+
+    /// Runs it on `gpu`: the protocol every decode run goes through.
+    pub fn run(&self, gpu: &Gpu, opts: &DecodeOptions) -> Result<(DecodeReport, DecodeOutputs)> {
+        run_checked(self.stage, gpu, self.problem, opts)
+    }
+}
+
+/// Checks and runs decode stage `stage` on `p`.
 pub fn run_decode(
-    stage: &dyn Stage,
+    stage: &dyn DecodeStage,
     gpu: &Gpu,
     p: &DecodeProblem,
     opts: &DecodeOptions,
 ) -> Result<(DecodeReport, DecodeOutputs)> {
-    let info = stage.info();
-    let Some(decode) = stage.decode() else {
-        return Err(Error::Unsupported {
-            stage: info.label(),
-            what: "decode problems".into(),
-            supported: "prefill problems; the decode stages are marked `decode` in `flashlab list`"
-                .into(),
-        });
-    };
-    check_stage(info, p)?;
+    DecodeRun::new(stage, p)?.run(gpu, opts)
+}
+
+fn run_checked(
+    decode: &dyn DecodeStage,
+    gpu: &Gpu,
+    p: &DecodeProblem,
+    opts: &DecodeOptions,
+) -> Result<(DecodeReport, DecodeOutputs)> {
+    let info = decode.info();
     gpu.check_stage(info)?;
     let tiles = decode.tiles();
     let blocks_per_sm = decode.blocks_per_sm(gpu, p)?;
@@ -117,58 +172,33 @@ pub fn run_decode(
         + 4 * (p.batch + inputs.block_table.len())
         + 4 * tiles.blocks_per_split(p)
         + flush_bytes;
-    let (free, total) = gpu.context().mem_get_info().during("reading free memory")?;
-    if needed > free {
-        return Err(Error::OutOfMemory {
-            during: format!("for stage {} on {p}", info.label()),
-            requested_bytes: needed,
-            free_bytes: Some(free),
-            total_bytes: Some(total),
-        });
-    }
+    ensure_fits(gpu, needed, || format!("for stage {} on {p}", info.label()))?;
 
     let stream = gpu.stream();
-    let upload16 = |host: &[u16], what: &str| {
-        stream.clone_htod(host).allocating(
-            gpu,
-            host.len() * 2,
-            format!("copying {what} to the GPU"),
-        )
-    };
-    let upload32 = |host: &[i32], what: &str| {
-        stream.clone_htod(host).allocating(
-            gpu,
-            host.len() * 4,
-            format!("copying {what} to the GPU"),
-        )
-    };
     let (q, k, v) = (
-        upload16(&inputs.q, "Q")?,
-        upload16(&inputs.k, "K")?,
-        upload16(&inputs.v, "V")?,
+        upload(gpu, &inputs.q, "Q")?,
+        upload(gpu, &inputs.k, "K")?,
+        upload(gpu, &inputs.v, "V")?,
     );
     let lengths: Vec<i32> = p.seqlens_k.iter().map(|&n| n as i32).collect();
-    let seqlens_k = upload32(&lengths, "the cache lengths")?;
+    let seqlens_k = upload(gpu, &lengths, "the cache lengths")?;
     let table = (!inputs.block_table.is_empty())
-        .then(|| upload32(&inputs.block_table, "the block table"))
+        .then(|| upload(gpu, &inputs.block_table, "the block table"))
         .transpose()?;
     let nan = p.dtype.to_bits(f32::NAN);
-    let mut o: CudaSlice<u16> = upload16(&vec![nan; p.q_len()], "poisoned O")?;
-    let poisoned_f32 = |n: usize, what: &str| {
-        stream.clone_htod(&vec![f32::NAN; n.max(1)]).allocating(
-            gpu,
-            n.max(1) * 4,
-            format!("poisoning {what}"),
-        )
-    };
-    let mut lse = poisoned_f32(p.lse_len(), "LSE")?;
+    let mut o = poisoned(gpu, p.q_len(), nan, "O")?;
+    let mut lse = poisoned(gpu, p.lse_len(), f32::NAN, "LSE")?;
     // Poisoned too: a split that skipped its write would hand the combine NaN.
-    let o_partial = poisoned_f32(
+    let o_partial = poisoned(
+        gpu,
         splits * p.q_len() * usize::from(splits > 1),
+        f32::NAN,
         "the partial O",
     )?;
-    let lse_partial = poisoned_f32(
+    let lse_partial = poisoned(
+        gpu,
         splits * p.lse_len() * usize::from(splits > 1),
+        f32::NAN,
         "the partial LSE",
     )?;
 
@@ -275,6 +305,30 @@ pub fn run_decode(
         }
         None => None,
     };
+    // The run's buffers are freed first: the floor allocates a buffer of as many bytes as
+    // the cache, which beside it could run out of memory where the run itself fits.
+    drop((
+        q,
+        k,
+        v,
+        o,
+        lse,
+        o_partial,
+        lse_partial,
+        seqlens_k,
+        table,
+        split_counters,
+    ));
+    let read_floor = match opts.timing {
+        Some(protocol) if opts.read_floor => {
+            let t = crate::sol::read_floor(gpu, protocol, p.kv_bytes() as usize)?;
+            Some(ReadFloor {
+                gb_per_s: gb_per_s(p.kv_bytes(), t.median_ms),
+                timing: t,
+            })
+        }
+        _ => None,
+    };
     let report = DecodeReport {
         stage: info.number,
         slug: info.slug,
@@ -285,14 +339,20 @@ pub fn run_decode(
         } else {
             "heuristic"
         },
+        split_rule: rule,
+        tiles,
+        blocks_per_split: tiles.blocks_per_split(p),
+        kv_tile_bytes: tiles.kv_tile_bytes(p.head_dim),
         blocks_per_sm,
         slots,
+        wave_efficiency: wave_efficiency(tiles.blocks_per_split(p), slots, splits),
         seed,
         check,
         sequences_checked,
         gb_per_s: timing.as_ref().map(|t| gb_per_s(p.kv_bytes(), t.median_ms)),
         timing,
         cold_l2: opts.cold_l2,
+        read_floor,
     };
     Ok((
         report,
@@ -374,4 +434,28 @@ pub fn check_decode(
     worst.nan_elements = nan_elements;
     worst.passed = nan_elements == 0 && reports.iter().all(|r| r.passed);
     (worst, sequences.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stage::fakes::DECODE;
+
+    /// The one validation of a decode run, before any GPU: the problem, then the stage's
+    /// head dims and dtypes.
+    #[test]
+    fn a_decode_run_is_checked_before_the_gpu() {
+        let p = DecodeProblem::uniform(2, 8, 2, 1, 1000, 128);
+        let run = DecodeRun::new(&DECODE, &p).unwrap();
+        assert_eq!(run.problem(), &p);
+        let d64 = DecodeProblem::uniform(2, 8, 2, 1, 1000, 64);
+        let err = DecodeRun::new(&DECODE, &d64).err().unwrap().to_string();
+        assert!(
+            err.contains("stage 14 (fake-decode) does not support head dim 64"),
+            "{err}"
+        );
+        let long = DecodeProblem::uniform(2, 8, 2, 17, 1000, 128);
+        let err = DecodeRun::new(&DECODE, &long).err().unwrap().to_string();
+        assert!(err.contains("1 to 16 query rows"), "{err}");
+    }
 }

@@ -1,12 +1,12 @@
 //! The GPU tests every decode stage runs: its kernels against the oracle over one grid of
-//! decode problems. A stage's `tests/gpu.rs` is one line,
-//! `harness::decode_gpu_tests!(my_stage::STAGE);`, run as the prefill stages' are
-//! ([`crate::testing`]): ignored, with the reason, where they cannot check anything.
+//! decode problems. A stage's `tests/gpu.rs` is the prefill stages' one line,
+//! `harness::gpu_tests!(my_stage::STAGE);` ([`crate::testing`]), which runs these for a
+//! decode stage: ignored, with the reason, where they cannot check anything.
 
 use super::run::{DecodeOptions, run_decode};
-use super::{DecodeProblem, KvLayout};
-use crate::testing::{Checked, Needs, Skipped, Trial, gpu_for, trial};
-use crate::{DType, Error, Stage};
+use super::{DecodeProblem, DecodeStage, KvLayout};
+use crate::testing::{Checked, Needs, Skipped, Trial, assert_no_failures, gpu_for, trial};
+use crate::{DType, Error};
 
 /// The most shared memory a block may opt into on an sm_90 GPU (H100, H200), the decode
 /// stages' target: 227 KiB. Every configuration of the grid must fit in it.
@@ -99,7 +99,7 @@ pub const ODD_LENGTHS: &[Case] = &[
 /// `Err` where this GPU cannot run the stage ([`gpu_for`]), or could not run some of the
 /// cases for want of shared memory (see below), when every case it ran passed.
 pub fn assert_decode_cases(
-    stage: &dyn Stage,
+    stage: &dyn DecodeStage,
     dtype: DType,
     head_dim: usize,
     cases: &[Case],
@@ -159,12 +159,7 @@ pub fn assert_decode_cases(
             Err(e) => failures.push(format!("{problem}: {e}")),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "stage {} failed on:\n{}",
-        stage.info().label(),
-        failures.join("\n")
-    );
+    assert_no_failures(stage.info(), &failures);
     match skipped.first() {
         None => Ok(()),
         Some(first) => Err(Skipped(format!(
@@ -176,9 +171,9 @@ pub fn assert_decode_cases(
     }
 }
 
-/// The tests of a decode stage's `tests/gpu.rs`
-/// ([`decode_gpu_tests!`](crate::decode_gpu_tests)), by name: (dtype, head dim, cases).
-pub fn decode_trials(stage: &'static dyn Stage) -> Vec<Trial> {
+/// The tests of a decode stage's `tests/gpu.rs` ([`gpu_tests!`](crate::gpu_tests)), by
+/// name: (dtype, head dim, cases).
+pub fn decode_trials(stage: &'static dyn DecodeStage) -> Vec<Trial> {
     use DType::{Bf16, F16};
     let grid: [(&str, DType, usize, &'static [Case]); 10] = [
         ("bf16_d64", Bf16, 64, SHAPES),
@@ -200,16 +195,4 @@ pub fn decode_trials(stage: &'static dyn Stage) -> Vec<Trial> {
             })
         })
         .collect()
-}
-
-/// A decode stage's `tests/gpu.rs`: `harness::decode_gpu_tests!(my_stage::STAGE);` is its
-/// `main`, which runs [`decode_trials`]. The test target needs `harness = false` in the
-/// stage's Cargo.toml (`[[test]] name = "gpu" harness = false`).
-#[macro_export]
-macro_rules! decode_gpu_tests {
-    ($stage:expr) => {
-        fn main() -> ::std::process::ExitCode {
-            $crate::testing::run($crate::decode::testing::decode_trials(&$stage))
-        }
-    };
 }

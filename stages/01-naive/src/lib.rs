@@ -3,7 +3,8 @@
 
 use harness::kernels::kernel_name;
 use harness::{
-    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Problem, Result, Stage, StageInfo, TensorCores,
+    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, PrefillStage, Problem, Result, Stage, StageInfo,
+    TensorCores, Workload,
 };
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
@@ -16,7 +17,6 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::None,
     timeline: false,
-    workload: harness::Workload::Prefill,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
@@ -33,6 +33,12 @@ impl Stage for Naive {
         &INFO
     }
 
+    fn workload(&self) -> Workload<'_> {
+        Workload::Prefill(self)
+    }
+}
+
+impl PrefillStage for Naive {
     /// The fp32 score matrix, one row per query of every head.
     fn scratch_elements(&self, p: &Problem) -> usize {
         p.shape.batch * p.shape.heads * p.shape.seqlen_q * p.shape.seqlen_k

@@ -4,7 +4,8 @@
 
 use harness::kernels::kernel_name;
 use harness::{
-    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, Result, Stage, StageInfo, TensorCores,
+    DType, Gpu, GpuArch, KernelBundle, LaunchArgs, PrefillStage, Result, Stage, StageInfo,
+    TensorCores, Workload,
 };
 
 pub static KERNELS: KernelBundle = harness::include_kernels!();
@@ -17,7 +18,6 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::None,
     timeline: false,
-    workload: harness::Workload::Prefill,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
@@ -34,6 +34,12 @@ impl Stage for OnlineSoftmax {
         &INFO
     }
 
+    fn workload(&self) -> Workload<'_> {
+        Workload::Prefill(self)
+    }
+}
+
+impl PrefillStage for OnlineSoftmax {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem;
         let d = p.shape.head_dim as u32;

@@ -18,7 +18,6 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
     timeline: false,
-    workload: harness::Workload::Prefill,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,

@@ -19,7 +19,6 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm80,
     tensor_cores: TensorCores::Hmma,
     timeline: false,
-    workload: Workload::Decode,
     head_dims: &[64, 128, 256],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
@@ -42,8 +41,8 @@ impl Stage for FlashDecode {
         &INFO
     }
 
-    fn decode(&self) -> Option<&dyn DecodeStage> {
-        Some(self)
+    fn workload(&self) -> Workload<'_> {
+        Workload::Decode(self)
     }
 }
 

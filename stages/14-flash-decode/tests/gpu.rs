@@ -1,2 +1,2 @@
 //! Stage 14 on the GPU against the oracle, over the decode grid of `harness::decode::testing`.
-harness::decode_gpu_tests!(stage14_flash_decode::STAGE);
+harness::gpu_tests!(stage14_flash_decode::STAGE);

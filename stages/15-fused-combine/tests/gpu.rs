@@ -1,2 +1,2 @@
 //! Stage 15 on the GPU against the oracle, over the decode grid of `harness::decode::testing`.
-harness::decode_gpu_tests!(stage15_fused_combine::STAGE);
+harness::gpu_tests!(stage15_fused_combine::STAGE);

@@ -17,7 +17,6 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hgmma,
     timeline: true,
-    workload: harness::Workload::Prefill,
     head_dims: &[64, 128],
     dtypes: &[DType::Bf16, DType::F16],
     kernels: &KERNELS,
