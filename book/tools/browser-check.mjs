@@ -2,7 +2,8 @@
 // driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
 // script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
 // console error, math that KaTeX did not render, a figure whose smallest text, as
-// drawn at the book's width, is under MIN_TEXT_PX CSS pixels, an element wider than the
+// drawn at the book's width, is under MIN_TEXT_PX CSS pixels, a figure whose caption says
+// to hover where hovering shows nothing (an <img>), an element wider than the
 // content column (a code excerpt, table or formula that scrolls sideways, or anything
 // that pokes out of the column), markdown that reached the
 // page as text (a `## ` or `- **` line or a `<figure>` tag inside a code block: a code
@@ -124,6 +125,7 @@ for (const rel of pages) {
     if (f.px < MIN_TEXT_PX) fail(`figure ${f.src}: its smallest text ("${f.text}", ${f.font} px in the SVG) is drawn at ${f.px.toFixed(1)} CSS px, under ${MIN_TEXT_PX}; draw it for the column or put it in a scroll-figure frame at full size`);
   }
   for (const src of text.unmeasured) fail(`figure ${src}: not an SVG the readability check can measure`);
+  for (const h of await page.evaluate(hoverPromises)) fail(`figure "${h.caption}": its caption says to hover, but ${h.why}`);
   for (const o of await page.evaluate(overflows)) {
     fail(`${o.what} under "${o.heading}" is ${o.width} px wide, the column ${o.column} px${o.detail ? ` (${o.detail})` : ""}: "${o.text}"`);
   }
@@ -167,6 +169,37 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px, nothing wider than the column, no raw markdown, no dead #fragment`);
+
+// Runs in the page: every figure whose caption asks the reader to hover, and why hovering
+// it would show nothing: the drawing is an <img> (a browser shows no hover text of an SVG
+// drawn that way; tools/embed-svg.mjs puts such figures inline), it has no hover text
+// (<title> inside the drawing), or what carries the text is covered where it is drawn.
+function hoverPromises() {
+  const main = document.querySelector("main") || document.body;
+  const found = [];
+  for (const figure of main.querySelectorAll("figure")) {
+    const caption = figure.querySelector("figcaption")?.textContent ?? "";
+    if (!/\bhover/i.test(caption)) continue;
+    const short = caption.trim().slice(0, 60);
+    const svg = figure.querySelector("svg");
+    if (!svg) {
+      found.push({ caption: short, why: figure.querySelector("img") ? "it is drawn as an <img>, which shows no hover text" : "it has no drawing" });
+      continue;
+    }
+    const titled = [...svg.querySelectorAll("title")].map((t) => t.parentElement).filter((e) => e !== svg);
+    if (!titled.length) {
+      found.push({ caption: short, why: "its drawing has no hover text (<title>)" });
+      continue;
+    }
+    const area = (e) => { const r = e.getBoundingClientRect(); return r.width * r.height; };
+    const target = titled.reduce((a, e) => (area(e) > area(a) ? e : a));
+    target.scrollIntoView({ block: "center" });
+    const r = target.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!hit || !(hit === target || target.contains(hit))) found.push({ caption: short, why: `what carries "${target.querySelector("title").textContent.slice(0, 40)}" is covered by ${hit ? hit.tagName : "nothing"}` });
+  }
+  return found;
+}
 
 // Runs in the page: what is wider than the content column (main's content box) at the
 // default window size, outermost first (what sits inside it is not named again).
@@ -284,6 +317,18 @@ async function smallestFigureText() {
   const figures = [];
   const unmeasured = [];
   const main = document.querySelector("main") || document.body;
+  // Figures put in the page inline (tools/embed-svg.mjs): measured as drawn.
+  for (const svg of main.querySelectorAll("figure svg")) {
+    let least = null;
+    for (const t of svg.querySelectorAll("text, tspan")) {
+      if (!t.textContent.trim() || (t.tagName === "text" && t.querySelector("tspan"))) continue;
+      const m = t.getScreenCTM();
+      const font = parseFloat(getComputedStyle(t).fontSize);
+      const px = font * Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+      if (!least || px < least.px) least = { src: `inline SVG "${svg.getAttribute("aria-label") || svg.querySelector("title")?.textContent || "?"}"`.slice(0, 80), px, font, text: t.textContent.trim().slice(0, 40) };
+    }
+    if (least) figures.push(least);
+  }
   for (const img of main.querySelectorAll("img")) {
     const src = img.getAttribute("src");
     if (!/\.svg(\?|#|$)/.test(src)) {
