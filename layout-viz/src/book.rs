@@ -99,6 +99,104 @@ fn check_swizzle_fits(text: &str, layout: &AnyLayout) -> Result<(), BookError> {
     })
 }
 
+/// How much of a layout's grid a figure draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// Every cell (up to [`MAX_CELLS`](crate::figure_size::MAX_CELLS)).
+    All,
+    /// The top-left rows x columns (of chunks, in a chunk view).
+    Exactly(u32, u32),
+    /// A top-left window of at most this many cells in each grid, near square, where the
+    /// whole has more: the playground's cap, which keeps a redraw quick.
+    AtMost(u64),
+}
+
+impl Window {
+    fn pick(self, grid: &LayoutGrid) -> Option<(u32, u32)> {
+        match self {
+            Window::All => None,
+            Window::Exactly(r, c) => Some((r, c)),
+            Window::AtMost(cells) => grid.window_within(cells),
+        }
+    }
+
+    fn apply(self, grid: LayoutGrid) -> LayoutGrid {
+        match self.pick(&grid) {
+            Some((r, c)) => grid.window(r, c),
+            None => grid,
+        }
+    }
+}
+
+/// A figure and the window it drew (rows, columns), None when it drew every cell.
+pub type Drawn = (String, Option<(u32, u32)>);
+
+fn drawn_window(svg: String, grid_of: Option<(u32, u32)>, rows: u32, cols: u32) -> Drawn {
+    (svg, grid_of.map(|_| (rows, cols)))
+}
+
+/// The `draw layout` figure, or with `chunks` (the element's bytes) its chunk view,
+/// drawing the part of the grid `window` says.
+pub fn layout_figure(
+    text: &str,
+    path: bool,
+    chunks: Option<u32>,
+    window: Window,
+) -> Result<Drawn, BookError> {
+    let layout = parse(text)?;
+    check_swizzle_fits(text, &layout)?;
+    let grid = render::layout_grid(&layout)?;
+    match chunks {
+        None => {
+            let grid = window.apply(grid);
+            let (of, rows, cols) = (grid.of, grid.rows, grid.cols);
+            Ok(drawn_window(render::layout(&grid, path), of, rows, cols))
+        }
+        Some(elem_bytes) => {
+            let chunked = render::chunk_grid(&grid, elem_bytes).ok_or_else(|| not_chunks(text, elem_bytes))?;
+            let picked = window.pick(&chunked);
+            let svg = render::layout_chunks_window(&grid, elem_bytes, |_| picked).ok_or_else(|| not_chunks(text, elem_bytes))?;
+            Ok((svg, picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols)))))
+        }
+    }
+}
+
+fn not_chunks(text: &str, elem_bytes: u32) -> BookError {
+    BookError::Layout {
+        text: text.to_string(),
+        why: format!("its rows are not whole 16-byte chunks of {elem_bytes}-byte elements"),
+    }
+}
+
+/// The `draw swizzle` figure, or with `chunks` its chunk view, drawing the part of each
+/// grid `window` says.
+pub fn swizzle_figure(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    elem_bytes: u32,
+    chunks: bool,
+    window: Window,
+) -> Result<Drawn, BookError> {
+    let (before, after) = swizzle_grids(layout, swizzle)?;
+    if !chunks {
+        let picked = window.pick(&before);
+        let (before, after) = match picked {
+            Some((r, c)) => (before.window(r, c), after.window(r, c)),
+            None => (before, after),
+        };
+        let (rows, cols) = (before.rows, before.cols);
+        return Ok(drawn_window(render::swizzle(&before, &after, elem_bytes), before.of, rows, cols));
+    }
+    let chunked = render::chunk_grid(&before, elem_bytes);
+    let picked = chunked.as_ref().and_then(|g| window.pick(g));
+    let svg = render::swizzle_chunks_window(&before, &after, elem_bytes, |_| picked).ok_or_else(|| BookError::Layout {
+        text: layout.to_string(),
+        why: format!("the swizzle moves parts of 16-byte chunks of {elem_bytes}-byte elements"),
+    })?;
+    let chunked = chunked.expect("drawn by chunks");
+    Ok((svg, picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols)))))
+}
+
 /// The `draw layout` figure.
 pub fn layout_svg(text: &str, path: bool) -> Result<String, BookError> {
     let layout = parse(text)?;
