@@ -120,10 +120,12 @@ impl Window {
         }
     }
 
-    fn apply(self, grid: LayoutGrid) -> LayoutGrid {
-        match self.pick(&grid) {
-            Some((r, c)) => grid.window(r, c),
-            None => grid,
+    /// The window to draw of a `rows x cols` grid, before any of it is computed.
+    fn pick_dims(self, rows: u32, cols: u32) -> Option<(u32, u32)> {
+        match self {
+            Window::All => None,
+            Window::Exactly(r, c) => Some((r, c)),
+            Window::AtMost(cells) => render::window_within(rows, cols, cells),
         }
     }
 }
@@ -145,14 +147,14 @@ pub fn layout_figure(
 ) -> Result<Drawn, BookError> {
     let layout = parse(text)?;
     check_swizzle_fits(text, &layout)?;
-    let grid = render::layout_grid(&layout)?;
     match chunks {
         None => {
-            let grid = window.apply(grid);
+            let grid = render::layout_grid_part(&layout, |r, c| window.pick_dims(r, c))?;
             let (of, rows, cols) = (grid.of, grid.rows, grid.cols);
             Ok(drawn_window(render::layout(&grid, path), of, rows, cols))
         }
         Some(elem_bytes) => {
+            let grid = render::layout_grid(&layout)?;
             let chunked = render::chunk_grid(&grid, elem_bytes).ok_or_else(|| not_chunks(text, elem_bytes))?;
             let picked = window.pick(&chunked);
             let svg = render::layout_chunks_window(&grid, elem_bytes, |_| picked).ok_or_else(|| not_chunks(text, elem_bytes))?;
@@ -177,16 +179,12 @@ pub fn swizzle_figure(
     chunks: bool,
     window: Window,
 ) -> Result<Drawn, BookError> {
-    let (before, after) = swizzle_grids(layout, swizzle)?;
     if !chunks {
-        let picked = window.pick(&before);
-        let (before, after) = match picked {
-            Some((r, c)) => (before.window(r, c), after.window(r, c)),
-            None => (before, after),
-        };
+        let (before, after) = swizzle_grids_part(layout, swizzle, window)?;
         let (rows, cols) = (before.rows, before.cols);
         return Ok(drawn_window(render::swizzle(&before, &after, elem_bytes), before.of, rows, cols));
     }
+    let (before, after) = swizzle_grids(layout, swizzle)?;
     let chunked = render::chunk_grid(&before, elem_bytes);
     let picked = chunked.as_ref().and_then(|g| window.pick(g));
     let svg = render::swizzle_chunks_window(&before, &after, elem_bytes, |_| picked).ok_or_else(|| BookError::Layout {
@@ -246,6 +244,15 @@ fn swizzle_grids(
     layout: &str,
     swizzle: Option<(u32, u32, i32)>,
 ) -> Result<(LayoutGrid, LayoutGrid), BookError> {
+    swizzle_grids_part(layout, swizzle, Window::All)
+}
+
+/// [`swizzle_grids`] holding only the window `window` picks of each (the same cells).
+fn swizzle_grids_part(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    window: Window,
+) -> Result<(LayoutGrid, LayoutGrid), BookError> {
     let parsed = parse(layout)?;
     let (plain, (bits, base, shift), offset) = match (&parsed, swizzle) {
         (AnyLayout::Plain(l), Some(sw)) => (l.clone(), sw, 0),
@@ -275,11 +282,12 @@ fn swizzle_grids(
             input: format!("Swizzle<{bits},{base},{shift}>"),
             why,
         })?;
-    let before = render::layout_grid(&AnyLayout::Plain(plain.clone()))?;
+    let part = |r, c| window.pick_dims(r, c);
+    let before = render::layout_grid_part(&AnyLayout::Plain(plain.clone()), part)?;
     let after_layout = AnyLayout::Swizzled(crate::swizzle::ComposedLayout::new(sw, offset, plain));
     check_swizzle_fits(layout, &after_layout)?;
     #[cfg_attr(target_arch = "wasm32", allow(unused_mut))]
-    let mut after: LayoutGrid = render::layout_grid(&after_layout)?;
+    let mut after: LayoutGrid = render::layout_grid_part(&after_layout, part)?;
     // On wasm32 (no host build) `Swizzle::apply` alone, which tests/kernel_fns.rs holds
     // equal to the kernels' function on every instance they use.
     #[cfg(not(target_arch = "wasm32"))]

@@ -573,7 +573,15 @@ impl LayoutGrid {
     /// The window of at most `cells` cells to draw of this grid, near square, whole rows
     /// when they fit: None when the whole grid has no more.
     pub fn window_within(&self, cells: u64) -> Option<(u32, u32)> {
-        let (rows, cols) = (u64::from(self.rows), u64::from(self.cols));
+        window_within(self.rows, self.cols, cells)
+    }
+}
+
+/// The window of at most `cells` cells to draw of a `rows x cols` grid, near square,
+/// whole rows when they fit: None when the whole grid has no more.
+pub fn window_within(rows: u32, cols: u32, cells: u64) -> Option<(u32, u32)> {
+    {
+        let (rows, cols) = (u64::from(rows), u64::from(cols));
         if rows * cols <= cells {
             return None;
         }
@@ -1241,26 +1249,29 @@ fn lane_label(lanes: &[u32], width: f64) -> String {
     if fits(&long) { long } else { short }
 }
 
-/// A bank map: one panel per phase, rows = the 128-byte lines touched, columns = banks;
+/// A bank map: one panel per phase, rows = the 128-byte lines that phase touches, columns = banks;
 /// touched words show their lane(s) and the bank group's color, conflicted banks are
 /// outlined in red, and the caption gives wavefronts against the ideal. It needs no
 /// [`MAX_CELLS`](crate::figure_size::MAX_CELLS) check: 32 lanes of at most 16 bytes
 /// touch at most 64 lines, so at most 4 phases x 64 x 32 cells.
 pub fn bank_map(access: &Access, report: &BankReport) -> String {
-    let mut lines: Vec<u64> = report
-        .lanes
-        .iter()
-        .flat_map(|la| {
-            let bytes = access.op.bytes_per_lane();
-            (la.addr..la.addr + bytes)
-                .step_by(bank::WORD_BYTES as usize)
-                .map(|w| w / 128)
-        })
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
     let mut panels = Vec::new();
     for phase in &report.phases {
+        // Only the lines this phase touches: a line another phase reads would be a row of
+        // empty cells here.
+        let mut lines: Vec<u64> = report
+            .lanes
+            .iter()
+            .filter(|la| la.phase == phase.index)
+            .flat_map(|la| {
+                let bytes = access.op.bytes_per_lane();
+                (la.addr..la.addr + bytes)
+                    .step_by(bank::WORD_BYTES as usize)
+                    .map(|w| w / 128)
+            })
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
         let conflicted: Vec<u32> = phase.conflicts.iter().map(|c| c.bank).collect();
         let mut cells = Vec::new();
         for &line in &lines {
@@ -1368,7 +1379,7 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
         caption: vec![
             access.description.clone(),
             format!(
-                "{} wavefronts vs {} ideal{}. Rows: 128-byte lines (32 banks x 4 bytes); a cell names the lane that reads it (Ln or n; ×n: n lanes read one word); red outline: a bank with several distinct words in one phase.",
+                "{} wavefronts vs {} ideal{}. Rows: the 128-byte lines (32 banks x 4 bytes) each phase touches; a cell names the lane that reads it (Ln or n; ×n: n lanes read one word); red outline: a bank with several distinct words in one phase.",
                 report.wavefronts,
                 report.ideal,
                 if report.conflict_free() { " (conflict-free)".to_string() } else { format!(" ({}-way worst phase)", report.max_way) }
@@ -1504,6 +1515,16 @@ fn tma_figure(b: &TmaBox, row_col: &str) -> Figure {
 /// (colexicographically) across the columns; a rank-1 layout is one row. Refuses a
 /// layout of more than [`MAX_CELLS`](crate::figure_size::MAX_CELLS) elements.
 pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, TooLarge> {
+    layout_grid_part(layout, |_, _| None)
+}
+
+/// [`layout_grid`] holding only the top-left window `window(rows, cols)` picks of the
+/// whole grid (None: all of it), computed for those cells alone: a window of a large
+/// layout costs what the window holds.
+pub fn layout_grid_part(
+    layout: &crate::swizzle::AnyLayout,
+    window: impl Fn(u32, u32) -> Option<(u32, u32)>,
+) -> Result<LayoutGrid, TooLarge> {
     let shape = layout.shape();
     check_cells(
         format_args!("layout {layout}"),
@@ -1520,10 +1541,14 @@ pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, Too
         1
     };
     let cols = size / rows.max(1);
-    let mut offsets = Vec::with_capacity(size as usize);
-    let mut coords = Vec::with_capacity(size as usize);
-    for r in 0..rows {
-        for c in 0..cols {
+    let part = window(rows, cols)
+        .map(|(r, c)| (r.clamp(1, rows.max(1)), c.clamp(1, cols.max(1))))
+        .filter(|&(r, c)| (r, c) != (rows, cols));
+    let (keep_rows, keep_cols) = part.unwrap_or((rows, cols));
+    let mut offsets = Vec::with_capacity((keep_rows * keep_cols) as usize);
+    let mut coords = Vec::with_capacity((keep_rows * keep_cols) as usize);
+    for r in 0..keep_rows {
+        for c in 0..keep_cols {
             let index = i64::from(r + rows * c);
             offsets.push(layout.call(index));
             coords.push(crate::int_tuple::idx2crd(index, shape).to_string());
@@ -1531,10 +1556,10 @@ pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, Too
     }
     Ok(LayoutGrid {
         notation: layout.to_string(),
-        rows,
-        cols,
+        rows: keep_rows,
+        cols: keep_cols,
         offsets,
         coords,
-        of: None,
+        of: part.map(|_| (rows, cols)),
     })
 }
