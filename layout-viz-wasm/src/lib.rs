@@ -144,7 +144,12 @@ pub fn draw_layout(layout: &str, swizzle: &str, elem_bytes: u32, chunks: bool) -
             if chunks {
                 cli.extend(args(&["--chunks", "--elem-bytes", &elem_bytes.to_string()]));
             }
-            let drawn = book::layout_figure(layout, false, chunks.then_some(elem_bytes), book::Window::AtMost(MAX_DRAWN));
+            let drawn = book::layout_figure(
+                layout,
+                false,
+                chunks.then_some(elem_bytes),
+                book::Window::AtMost(MAX_DRAWN),
+            );
             match drawn {
                 Ok((svg, window)) => respond(with_window(cli, window), Ok((svg, String::new()))),
                 Err(e) => respond(cli, Err(e.to_string())),
@@ -168,7 +173,13 @@ pub fn draw_layout(layout: &str, swizzle: &str, elem_bytes: u32, chunks: bool) -
             if chunks {
                 cli.push("--chunks".to_string());
             }
-            let drawn = book::swizzle_figure(layout, Some((b, m, s)), elem_bytes, chunks, book::Window::AtMost(MAX_DRAWN / 2));
+            let drawn = book::swizzle_figure(
+                layout,
+                Some((b, m, s)),
+                elem_bytes,
+                chunks,
+                book::Window::AtMost(MAX_DRAWN / 2),
+            );
             match drawn {
                 Ok((svg, window)) => respond(with_window(cli, window), Ok((svg, String::new()))),
                 Err(e) => respond(cli, Err(e.to_string())),
@@ -196,14 +207,16 @@ pub fn apply_op(name: &str, layout: &str, arg: &str, swizzle: &str) -> String {
         .map_err(|e| e.to_string())
         .and_then(|result| {
             let text = result.to_string();
-            let (svg, window) = book::layout_figure(&text, false, None, book::Window::AtMost(MAX_DRAWN))
-                .map_err(|e| e.to_string())?;
+            let (svg, window) =
+                book::layout_figure(&text, false, None, book::Window::AtMost(MAX_DRAWN))
+                    .map_err(|e| e.to_string())?;
             Ok((svg, text, window))
         });
     match answer {
         // The result's figure is `draw layout RESULT`, windowed as that command would be.
         Ok((svg, text, window)) => {
-            json!({ "svg": svg, "text": text, "cli": cli, "window": window.map(|(r, c)| [r, c]) }).to_string()
+            json!({ "svg": svg, "text": text, "cli": cli, "window": window.map(|(r, c)| [r, c]) })
+                .to_string()
         }
         Err(error) => respond(cli, Err(error)),
     }

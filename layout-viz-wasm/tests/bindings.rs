@@ -277,7 +277,14 @@ fn a_chunk_view_is_the_cli_chunk_figure() {
     );
     assert_eq!(
         words(&a),
-        ["draw", "layout", "(8,64):(64,1)", "--chunks", "--elem-bytes", "2"]
+        [
+            "draw",
+            "layout",
+            "(8,64):(64,1)",
+            "--chunks",
+            "--elem-bytes",
+            "2"
+        ]
     );
     let s = answer(draw_layout("(8,64):(64,1)", "Swizzle<3,3,3>", 2, true));
     assert_eq!(
@@ -286,25 +293,39 @@ fn a_chunk_view_is_the_cli_chunk_figure() {
     );
     assert_eq!(words(&s).last(), Some(&"--chunks"));
     // Column-major rows are no chunks: the CLI's message.
-    assert!(answer(draw_layout("(8,64):(1,8)", "", 2, true))["error"]
-        .as_str()
-        .unwrap()
-        .contains("not whole 16-byte chunks"));
+    assert!(
+        answer(draw_layout("(8,64):(1,8)", "", 2, true))["error"]
+            .as_str()
+            .unwrap()
+            .contains("not whole 16-byte chunks")
+    );
 }
 
 #[test]
 fn a_layout_past_the_cap_is_drawn_by_its_top_left_window() {
     use layout_viz_wasm::MAX_DRAWN;
-    let cells = |a: &Value| a["svg"].as_str().unwrap().matches(r#"class="cell""#).count() as u64;
+    let cells = |a: &Value| {
+        a["svg"]
+            .as_str()
+            .unwrap()
+            .matches(r#"class="cell""#)
+            .count() as u64
+    };
     // 256 x 256: the top-left 32 x 32, and the command under it says so.
     let a = answer(draw_layout("(256,256):(256,1)", "", 2, false));
-    assert_eq!(words(&a), ["draw", "layout", "(256,256):(256,1)", "--window", "32,32"]);
+    assert_eq!(
+        words(&a),
+        ["draw", "layout", "(256,256):(256,1)", "--window", "32,32"]
+    );
     assert_eq!(cells(&a), MAX_DRAWN);
     // A swizzle draws two grids, each half the cap; a chunk view windows its chunks.
     let s = answer(draw_layout("(256,256):(256,1)", "3,3,3", 2, false));
     assert!(cells(&s) <= MAX_DRAWN && words(&s).contains(&"--window"));
     let c = answer(draw_layout("(256,256):(256,1)", "", 2, true));
-    assert_eq!(&words(&c)[3..], ["--chunks", "--elem-bytes", "2", "--window", "32,32"]);
+    assert_eq!(
+        &words(&c)[3..],
+        ["--chunks", "--elem-bytes", "2", "--window", "32,32"]
+    );
     // One long row: whole rows do not fit, so the first MAX_DRAWN columns.
     let r = answer(draw_layout("65536:1", "", 4, false));
     assert_eq!(&words(&r)[3..], ["--window", "1,1024"]);

@@ -155,10 +155,15 @@ pub fn layout_figure(
         }
         Some(elem_bytes) => {
             let grid = render::layout_grid(&layout)?;
-            let chunked = render::chunk_grid(&grid, elem_bytes).ok_or_else(|| not_chunks(text, elem_bytes))?;
+            let chunked = render::chunk_grid(&grid, elem_bytes)
+                .ok_or_else(|| not_chunks(text, elem_bytes))?;
             let picked = window.pick(&chunked);
-            let svg = render::layout_chunks_window(&grid, elem_bytes, |_| picked).ok_or_else(|| not_chunks(text, elem_bytes))?;
-            Ok((svg, picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols)))))
+            let svg = render::layout_chunks_window(&grid, elem_bytes, |_| picked)
+                .ok_or_else(|| not_chunks(text, elem_bytes))?;
+            Ok((
+                svg,
+                picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols))),
+            ))
         }
     }
 }
@@ -182,17 +187,27 @@ pub fn swizzle_figure(
     if !chunks {
         let (before, after) = swizzle_grids_part(layout, swizzle, window)?;
         let (rows, cols) = (before.rows, before.cols);
-        return Ok(drawn_window(render::swizzle(&before, &after, elem_bytes), before.of, rows, cols));
+        return Ok(drawn_window(
+            render::swizzle(&before, &after, elem_bytes),
+            before.of,
+            rows,
+            cols,
+        ));
     }
     let (before, after) = swizzle_grids(layout, swizzle)?;
     let chunked = render::chunk_grid(&before, elem_bytes);
     let picked = chunked.as_ref().and_then(|g| window.pick(g));
-    let svg = render::swizzle_chunks_window(&before, &after, elem_bytes, |_| picked).ok_or_else(|| BookError::Layout {
-        text: layout.to_string(),
-        why: format!("the swizzle moves parts of 16-byte chunks of {elem_bytes}-byte elements"),
-    })?;
+    let svg = render::swizzle_chunks_window(&before, &after, elem_bytes, |_| picked).ok_or_else(
+        || BookError::Layout {
+            text: layout.to_string(),
+            why: format!("the swizzle moves parts of 16-byte chunks of {elem_bytes}-byte elements"),
+        },
+    )?;
     let chunked = chunked.expect("drawn by chunks");
-    Ok((svg, picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols)))))
+    Ok((
+        svg,
+        picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols))),
+    ))
 }
 
 /// The `draw layout` figure.

@@ -547,7 +547,10 @@ impl LayoutGrid {
     /// The top-left `rows x cols` of the grid (each at most the grid's), its cells as
     /// they are in the whole one: the same coordinates, indices and offsets.
     pub fn window(&self, rows: u32, cols: u32) -> LayoutGrid {
-        let (rows, cols) = (rows.clamp(1, self.rows.max(1)), cols.clamp(1, self.cols.max(1)));
+        let (rows, cols) = (
+            rows.clamp(1, self.rows.max(1)),
+            cols.clamp(1, self.cols.max(1)),
+        );
         if (rows, cols) == (self.rows, self.cols) {
             return self.clone();
         }
@@ -586,7 +589,11 @@ pub fn window_within(rows: u32, cols: u32, cells: u64) -> Option<(u32, u32)> {
             return None;
         }
         let side = (cells as f64).sqrt().floor() as u64;
-        let c = if cols <= cells / side.min(rows).max(1) { cols } else { side.min(cols).max(1) };
+        let c = if cols <= cells / side.min(rows).max(1) {
+            cols
+        } else {
+            side.min(cols).max(1)
+        };
         let r = (cells / c).min(rows).max(1);
         let c = (cells / r).min(cols).max(1);
         Some((r as u32, c as u32))
@@ -819,7 +826,10 @@ pub fn layout_chunks_window(
                 }),
             )],
             legend: chunk_legend(),
-            caption: [chunk_caption(elem_bytes)].into_iter().chain(window_note(&chunks)).collect(),
+            caption: [chunk_caption(elem_bytes)]
+                .into_iter()
+                .chain(window_note(&chunks))
+                .collect(),
         }
         .to_svg(),
     )

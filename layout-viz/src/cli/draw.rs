@@ -238,7 +238,10 @@ fn tv_json(atom: &atoms::TvAtom) -> TvJson<'_> {
 fn parse_window(text: &str) -> Result<(u32, u32), String> {
     let bad = || format!("`{text}`: expected ROWS,COLS, two counts of at least 1, e.g. 32,32");
     let (r, c) = text.split_once(',').ok_or_else(bad)?;
-    let (r, c): (u32, u32) = (r.trim().parse().map_err(|_| bad())?, c.trim().parse().map_err(|_| bad())?);
+    let (r, c): (u32, u32) = (
+        r.trim().parse().map_err(|_| bad())?,
+        c.trim().parse().map_err(|_| bad())?,
+    );
     if r == 0 || c == 0 {
         return Err(bad());
     }
@@ -283,7 +286,10 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
                 _ => None,
             };
             let window = window.map_or(book::Window::All, |(r, c)| book::Window::Exactly(r, c));
-            emit(&out, &book::swizzle_figure(&layout, sw, elem_bytes, chunks, window)?.0)
+            emit(
+                &out,
+                &book::swizzle_figure(&layout, sw, elem_bytes, chunks, window)?.0,
+            )
         }
         DrawCommand::Tv { atom, json, out } => {
             let atom = atoms::tv_by_name(&atom)?;
