@@ -197,8 +197,9 @@ _playground: book-tools
 serve: book
     cd book && "{{mdbook}}" serve
 
-# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams, script errors, markdown left as text (a code fence that ended early) or a #fragment link to no element; screenshots of the stage chapters and Results go to book/build/screenshots/; without Chromium it says it skipped (fails when CI is set)
+# Open every chapter of the built book in headless Chromium: fails on broken images, missing diagrams, script errors, figure text under 10 px, anything wider than the text column, a caption promising hover text a figure does not show, markdown left as text (a code fence that ended early) or a #fragment link to no element; first on a page with one of each problem (it must fail on each); then drives the playground against the CLI, its redraws timed; screenshots of the stage chapters and Results go to book/build/screenshots/; without Chromium it says it skipped (fails when CI is set)
 book-browser: _layout-viz
+    node book/tools/browser-check-selftest.mjs
     node book/tools/browser-check.mjs book/build book/build/screenshots
     node book/tools/playground-check.mjs book/build "${CARGO_TARGET_DIR:-target}/debug/layout-viz"
 

@@ -2,7 +2,10 @@
 // driven by playwright-core) and fails on: a failed request (image, stylesheet, font,
 // script), an <img> that did not decode (naturalWidth 0), a JavaScript error or
 // console error, math that KaTeX did not render, a figure whose smallest text, as
-// drawn at the book's width, is under MIN_TEXT_PX CSS pixels, markdown that reached the
+// drawn at the book's width, is under MIN_TEXT_PX CSS pixels, a figure whose caption says
+// to hover where hovering shows nothing (an <img>), an element wider than the
+// content column (a code excerpt, table or formula that scrolls sideways, or anything
+// that pokes out of the column), markdown that reached the
 // page as text (a `## ` or `- **` line or a `<figure>` tag inside a code block: a code
 // fence that closed early or never; a pipe table left in a paragraph), or a link to a
 // page of the book whose #fragment names no element there. Keeps full-page screenshots
@@ -122,6 +125,10 @@ for (const rel of pages) {
     if (f.px < MIN_TEXT_PX) fail(`figure ${f.src}: its smallest text ("${f.text}", ${f.font} px in the SVG) is drawn at ${f.px.toFixed(1)} CSS px, under ${MIN_TEXT_PX}; draw it for the column or put it in a scroll-figure frame at full size`);
   }
   for (const src of text.unmeasured) fail(`figure ${src}: not an SVG the readability check can measure`);
+  for (const h of await page.evaluate(hoverPromises)) fail(`figure "${h.caption}": its caption says to hover, but ${h.why}`);
+  for (const o of await page.evaluate(overflows)) {
+    fail(`${o.what} under "${o.heading}" is ${o.width} px wide, the column ${o.column} px${o.detail ? ` (${o.detail})` : ""}: "${o.text}"`);
+  }
   const smallest = text.figures.reduce((a, f) => (!a || f.px < a.px ? f : a), null);
   for (const text of report.rawMath) fail(`unrendered math: "${text}"`);
   if (report.katexErrors) fail(`${report.katexErrors} KaTeX error(s)`);
@@ -161,7 +168,105 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px, no raw markdown, no dead #fragment`);
+console.log(`browser check: ${pages.length} pages, no broken image, no script error, no figure text under ${MIN_TEXT_PX} CSS px, nothing wider than the column, no raw markdown, no dead #fragment`);
+
+// Runs in the page: every figure whose caption asks the reader to hover, and why hovering
+// it would show nothing: the drawing is an <img> (a browser shows no hover text of an SVG
+// drawn that way; tools/embed-svg.mjs puts such figures inline), it has no hover text
+// (<title> inside the drawing), or what carries the text is covered where it is drawn.
+function hoverPromises() {
+  const main = document.querySelector("main") || document.body;
+  const found = [];
+  for (const figure of main.querySelectorAll("figure")) {
+    const caption = figure.querySelector("figcaption")?.textContent ?? "";
+    if (!/\bhover/i.test(caption)) continue;
+    const short = caption.trim().slice(0, 60);
+    const svg = figure.querySelector("svg");
+    if (!svg) {
+      found.push({ caption: short, why: figure.querySelector("img") ? "it is drawn as an <img>, which shows no hover text" : "it has no drawing" });
+      continue;
+    }
+    const titled = [...svg.querySelectorAll("title")].map((t) => t.parentElement).filter((e) => e !== svg);
+    if (!titled.length) {
+      found.push({ caption: short, why: "its drawing has no hover text (<title>)" });
+      continue;
+    }
+    const area = (e) => { const r = e.getBoundingClientRect(); return r.width * r.height; };
+    const target = titled.reduce((a, e) => (area(e) > area(a) ? e : a));
+    target.scrollIntoView({ block: "center" });
+    const r = target.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!hit || !(hit === target || target.contains(hit))) found.push({ caption: short, why: `what carries "${target.querySelector("title").textContent.slice(0, 40)}" is covered by ${hit ? hit.tagName : "nothing"}` });
+  }
+  return found;
+}
+
+// Runs in the page: what is wider than the content column (main's content box) at the
+// default window size, outermost first (what sits inside it is not named again).
+// - A block that scrolls sideways (a code excerpt, mdBook's table wrapper, displayed
+//   math): its content is wider than the frame, so a reader must scroll to read it. Code
+//   should be dedented and wrapped to the column (about 90 characters), a table should
+//   hold plain text where math would not wrap, a formula be split.
+// - Any other element whose box reaches past the column's edges: the page itself scrolls.
+// Two frames are wider on purpose: a .scroll-figure shows a figure at full size so its text
+// stays readable (the text check measures it as drawn), and .wide (the Results tables)
+// spans the window beside the sidebar; what is inside a .wide must fit the .wide, and the
+// .wide the window.
+function overflows() {
+  const main = document.querySelector("main") || document.body;
+  const headings = [...main.querySelectorAll("h1, h2, h3, h4, h5, h6")];
+  const headingOf = (node) => {
+    let heading = null;
+    for (const h of headings) {
+      if (h.compareDocumentPosition(node) & Node.DOCUMENT_POSITION_FOLLOWING) heading = h;
+      else break;
+    }
+    return heading ? heading.textContent.trim() : "(top of the page)";
+  };
+  const css = getComputedStyle(main);
+  const box = main.getBoundingClientRect();
+  const column = { left: box.left + parseFloat(css.paddingLeft), right: box.right - parseFloat(css.paddingRight) };
+  const windowRight = document.documentElement.clientWidth;
+  const name = (e) => e.tagName.toLowerCase() + (e.classList.length ? "." + [...e.classList].join(".") : "");
+  const found = [];
+  const visit = (e, bound) => {
+    const style = getComputedStyle(e);
+    if (style.display === "none") return;
+    // KaTeX's MathML copy, for screen readers, is clipped to a pixel on purpose.
+    if (e.classList.contains("katex-mathml")) return;
+    const r = e.getBoundingClientRect();
+    const sized = r.width > 0 && r.height > 0;
+    let inner = bound;
+    if (e.classList.contains("wide")) {
+      if (sized && (r.left < 0 || r.right > windowRight + 1)) {
+        found.push({ e, what: name(e), width: Math.round(r.width), column: Math.round(windowRight), detail: "wider than the window" });
+        return;
+      }
+      inner = { left: r.left, right: r.right };
+    } else if (sized && (r.left < bound.left - 1 || r.right > bound.right + 1)) {
+      found.push({ e, what: name(e), width: Math.round(r.width), column: Math.round(bound.right - bound.left) });
+      return;
+    }
+    if (e.classList.contains("scroll-figure")) return;
+    const scrolls = /(auto|scroll|hidden|clip)/.test(style.overflowX);
+    if (scrolls && e.scrollWidth > e.clientWidth + 1) {
+      const pre = e.closest("pre") || e.querySelector("pre");
+      let detail = `its content is ${e.scrollWidth} px, scrolled sideways`;
+      if (pre) {
+        const lines = pre.textContent.split("\n");
+        const longest = lines.reduce((a, l) => (l.length > a.length ? l : a), "");
+        detail = `its longest line is ${longest.length} characters, scrolled sideways: ${JSON.stringify(longest.trim().slice(0, 60))}`;
+      }
+      found.push({ e, what: name(e), width: e.scrollWidth, column: Math.round(bound.right - bound.left), detail });
+      return;
+    }
+    // Inside a frame that clips, descendants are the frame's business, judged above.
+    if (scrolls) return;
+    for (const c of e.children) visit(c, inner);
+  };
+  for (const c of main.children) visit(c, column);
+  return found.map(({ e, ...o }) => ({ ...o, heading: headingOf(e), text: e.textContent.replace(/\s+/g, " ").trim().slice(0, 60) }));
+}
 
 // Runs in the page: what the chapter's text says beyond its pixels, each with the
 // heading it sits under.
@@ -212,6 +317,18 @@ async function smallestFigureText() {
   const figures = [];
   const unmeasured = [];
   const main = document.querySelector("main") || document.body;
+  // Figures put in the page inline (tools/embed-svg.mjs): measured as drawn.
+  for (const svg of main.querySelectorAll("figure svg")) {
+    let least = null;
+    for (const t of svg.querySelectorAll("text, tspan")) {
+      if (!t.textContent.trim() || (t.tagName === "text" && t.querySelector("tspan"))) continue;
+      const m = t.getScreenCTM();
+      const font = parseFloat(getComputedStyle(t).fontSize);
+      const px = font * Math.sqrt(Math.abs(m.a * m.d - m.b * m.c));
+      if (!least || px < least.px) least = { src: `inline SVG "${svg.getAttribute("aria-label") || svg.querySelector("title")?.textContent || "?"}"`.slice(0, 80), px, font, text: t.textContent.trim().slice(0, 40) };
+    }
+    if (least) figures.push(least);
+  }
   for (const img of main.querySelectorAll("img")) {
     const src = img.getAttribute("src");
     if (!/\.svg(\?|#|$)/.test(src)) {

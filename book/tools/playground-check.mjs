@@ -2,7 +2,9 @@
 // it to the layout-viz CLI: for a fixed list of inputs, bad ones included, plus seeded
 // random layouts, it types them into the form and checks that the drawn cells (their
 // tooltips, labels and fills), the result text and the error messages are what the CLI
-// prints for the same command. It also checks hovering, the URL state, every stage
+// prints for the same command (a chunk view `--chunks`, a large layout's top-left
+// `--window`), and that a figure fitted to the column does not scroll. It times redraws
+// up to 65,536 cells (each under REDRAW_MS). It also checks hovering, the URL state, every stage
 // chapter's playground link, and that the page needs no network: it is opened from disk
 // (file://) with every other request refused.
 //
@@ -55,8 +57,14 @@ function shellWord(w) {
 
 // --- The cases --------------------------------------------------------------------
 
-const DEFAULTS = { view: "layout", layout: "((2,2),8,16):((1,2),4,32)", sw: "", arg: "", coord: "", lanes: "32:1", access: "ld32", elem: "4" };
-const FIELD_IDS = { view: "pg-view", layout: "pg-layout", sw: "pg-swizzle", arg: "pg-arg", coord: "pg-coord", lanes: "pg-lanes", access: "pg-access", elem: "pg-elem" };
+const DEFAULTS = { view: "layout", layout: "((2,2),8,16):((1,2),4,32)", sw: "", arg: "", coord: "", lanes: "32:1", access: "ld32", elem: "4", chunks: "", size: "fit" };
+const FIELD_IDS = { view: "pg-view", layout: "pg-layout", sw: "pg-swizzle", arg: "pg-arg", coord: "pg-coord", lanes: "pg-lanes", access: "pg-access", elem: "pg-elem", chunks: "pg-chunks", size: "pg-size" };
+// The most cells the page draws of one grid (layout-viz-wasm's MAX_DRAWN); a swizzle
+// draws two grids of half as many.
+const MAX_DRAWN = 1024;
+// The longest a redraw may take, from the input to the next frame, up to the CLI's
+// 65,536-cell layouts.
+const REDRAW_MS = 200;
 
 /** A good swizzle's B, M, S as typed: `B,M,S`, `Sw<B,M,S>` or CuTe's `Swizzle<B,M,S>`. */
 function swizzleParams(sw) {
@@ -65,8 +73,9 @@ function swizzleParams(sw) {
 }
 
 /** The CLI commands a playground state should match: the main figure, the bank map. A
- * bad swizzle (`badSwizzle`) is said once, as `draw swizzle --swizzle` says it. */
-function commands(s) {
+ * bad swizzle (`badSwizzle`) is said once, as `draw swizzle --swizzle` says it. A figure
+ * past the page's cap is its top-left `window` ("ROWS,COLS", as the page says). */
+function commands(s, window = null) {
   if (s.badSwizzle) {
     return { main: { draw: ["draw", "swizzle", "--swizzle", s.sw.trim(), "--layout", s.layout] }, bank: null, evalArgs: null };
   }
@@ -75,10 +84,11 @@ function commands(s) {
   if (s.view === "layout") {
     if (s.sw) {
       const [b, m, sh] = swizzleParams(s.sw);
-      main = { draw: ["draw", "swizzle", "--bits", b, "--base", m, "--shift", sh, "--layout", s.layout, "--elem-bytes", s.elem] };
+      main = { draw: ["draw", "swizzle", "--bits", b, "--base", m, "--shift", sh, "--layout", s.layout, "--elem-bytes", s.elem, ...(s.chunks ? ["--chunks"] : [])] };
     } else {
-      main = { draw: ["draw", "layout", s.layout] };
+      main = { draw: ["draw", "layout", s.layout, ...(s.chunks ? ["--chunks", "--elem-bytes", s.elem] : [])] };
     }
+    if (window) main.draw.push("--window", window);
   } else if (s.view.startsWith("op/")) {
     main = { op: ["op", s.view.slice(3), swizzled, ...(s.arg ? [s.arg] : [])] };
   } else {
@@ -130,6 +140,18 @@ const FIXED = [
   { name: "TMA box, 128B swizzle", view: "tma/8x64-sw128" },
   { name: "TMA box, 32B swizzle", view: "tma/8x16-sw32" },
   { name: "stage bank map", view: "bank/ldmatrix-k-swizzled" },
+  // The chunk view, and full size.
+  { name: "by 16-byte chunks", layout: L, elem: "2", chunks: "1", lanes: "" },
+  { name: "a swizzle by 16-byte chunks", ...STAGE_READ, sw: "Swizzle<3,3,3>", chunks: "1" },
+  { name: "full size", layout: L, elem: "2", size: "full", lanes: "" },
+  { name: "an atom at full size", view: "tv/wgmma-m64n64k16-c", size: "full" },
+  { name: "column-major rows are no chunks", layout: "(8,64):(1,8)", elem: "2", chunks: "1", lanes: "", bad: true },
+  // Past the cap: the top-left window, as `--window` draws it.
+  { name: "256 x 256, windowed", layout: "(256,256):(256,1)", lanes: "32:1", windowed: true },
+  { name: "256 x 256 swizzled, windowed", layout: "(256,256):(256,1)", sw: "3,3,3", elem: "2", lanes: "32:1", access: "ldmatrix-x4", windowed: true },
+  { name: "256 x 256 by chunks, windowed", layout: "(256,256):(256,1)", elem: "2", chunks: "1", lanes: "", windowed: true },
+  { name: "one row of 65536, windowed", layout: "65536:1", lanes: "", windowed: true },
+  { name: "an operation's large result, windowed", view: "op/coalesce", layout: "(256,256):(1,256)", windowed: true },
   // Bad input: the CLI's message, inline.
   { name: "unbalanced parentheses", layout: "((2,2),8:(1,2)", bad: true },
   { name: "shape and stride mismatched", layout: "(2,8):(1,2,3)", bad: true },
@@ -213,15 +235,18 @@ async function openPlayground(hash = "") {
 // Types each field that changes as a reader would; a field the page hides for this view
 // (an operation's operand, the bank map's fields) is set behind the scenes, to reset it.
 async function setState(page, state) {
-  for (const key of ["view", "access", "layout", "sw", "arg", "coord", "lanes", "elem"]) {
+  for (const key of ["view", "access", "size", "layout", "sw", "arg", "coord", "lanes", "elem", "chunks"]) {
     const id = "#" + FIELD_IDS[key];
-    if ((await page.$eval(id, (e) => e.value)) === state[key]) continue;
+    const value = (e) => (e.type === "checkbox" ? (e.checked ? "1" : "") : e.value);
+    if ((await page.$eval(id, value)) === state[key]) continue;
     if (!(await page.locator(id).isVisible())) {
       await page.$eval(id, (e, v) => {
-        e.value = v;
+        if (e.type === "checkbox") e.checked = v !== "";
+        else e.value = v;
         e.dispatchEvent(new Event("input", { bubbles: true }));
       }, state[key]);
-    } else if (key === "view" || key === "access") await page.selectOption(id, state[key]);
+    } else if (key === "chunks") await page.setChecked(id, state[key] !== "");
+    else if (key === "view" || key === "access" || key === "size") await page.selectOption(id, state[key]);
     else await page.fill(id, state[key]);
   }
   await settled(page);
@@ -245,6 +270,9 @@ async function readPage(page) {
       stale: get("pg-figure").classList.contains("pg-stale"),
       bankError: shown("pg-bank-error"),
       bankText: get("pg-bank-text").textContent,
+      window: get("pg-figure").dataset.window ?? null,
+      fits: get("pg-figure").scrollWidth <= get("pg-figure").clientWidth + 1,
+      note: get("pg-note").textContent,
       bankCli: get("pg-bank-cli").textContent,
       bank: extract(get("pg-bank-figure").querySelector("svg")),
       evalText: get("pg-eval").textContent,
@@ -282,9 +310,20 @@ async function checkCase(page, c) {
   const state = { ...DEFAULTS, ...c };
   await setState(page, state);
   const got = await readPage(page);
-  const { main, bank, evalArgs } = commands(state);
   const fail = (what) => problems.push(`${c.name}: ${what}`);
+  // The part of a large layout drawn: the page's command names it; each grid at most
+  // MAX_DRAWN cells (a swizzle's two, half as many each).
+  const window = got.cli.match(/ --window (\d+),(\d+)/);
+  if (window) {
+    const cap = state.sw && !c.badSwizzle ? MAX_DRAWN / 2 : MAX_DRAWN;
+    if (window[1] * window[2] > cap) fail(`the page draws a window of ${window[1]} x ${window[2]} cells, more than ${cap}`);
+  }
+  if (c.windowed && !window && !state.view.startsWith("op/")) fail("a layout past the cap is drawn whole");
+  const { main, bank, evalArgs } = commands(state, window ? `${window[1]},${window[2]}` : null);
   if (!got.formVisible) fail("the form is gone");
+  // Fit to the column: nothing scrolls; the note says how much a wide figure shrank.
+  if (state.size === "fit" && !got.fits) fail("the figure is wider than the column with fit to the column");
+  if (state.size === "full" && got.note) fail(`a figure at full size says "${got.note}"`);
   const mainArgs = main.draw || main.op;
   const expectCli = "just layout " + mainArgs.map(shellWord).join(" ");
   if (got.cli !== expectCli) fail(`the page's command is "${got.cli}", expected "${expectCli}"`);
@@ -306,7 +345,8 @@ async function checkCase(page, c) {
     if (main.op) {
       const result = mainResult.ok.trim();
       if (got.text !== result) fail(`result "${got.text}", the CLI prints "${result}"`);
-      const p = await compareFigure(page, "result figure", got.figure, ["draw", "layout", result]);
+      if (c.windowed && !got.window) fail("an operation's result past the cap is drawn whole");
+      const p = await compareFigure(page, "result figure", got.figure, ["draw", "layout", result, ...(got.window ? ["--window", got.window] : [])]);
       if (p) fail(p);
     } else {
       const p = await compareFigure(page, "figure", got.figure, mainArgs);
@@ -353,6 +393,44 @@ for (const c of cases) {
   await checkCase(page, c);
   compared++;
   console.log(`${problems.length > before ? "FAIL" : "ok  "} ${c.name}`);
+}
+
+// A redraw stays under REDRAW_MS up to the CLI's 65,536 cells: each state is drawn once,
+// then redrawn three times as a menu redraws it (at once, no debounce), timed from the
+// input event to the frame after it (script, layout and paint); the median counts.
+const timings = [];
+{
+  const states = [
+    ["512 cells, the default", { ...DEFAULTS }],
+    ["65,536 cells (256 x 256) with its bank map", { ...DEFAULTS, layout: "(256,256):(256,1)" }],
+    ["65,536 cells swizzled, ldmatrix bank map", { ...DEFAULTS, layout: "(256,256):(256,1)", sw: "3,3,3", elem: "2", lanes: "32:1", access: "ldmatrix-x4" }],
+    ["65,536 cells by chunks", { ...DEFAULTS, layout: "(256,256):(256,1)", elem: "2", chunks: "1", lanes: "" }],
+    ["65,536 cells in one row", { ...DEFAULTS, layout: "65536:1", lanes: "" }],
+    ["65,536 cells at full size", { ...DEFAULTS, layout: "(256,256):(256,1)", size: "full" }],
+    ["an operation's 65,536-cell result", { ...DEFAULTS, view: "op/coalesce", layout: "(256,256):(1,256)" }],
+  ];
+  for (const [what, state] of states) {
+    await setState(page, state);
+    const runs = [];
+    for (let i = 0; i < 3; i++) {
+      runs.push(
+        await page.evaluate(
+          () =>
+            new Promise((done) => {
+              const view = document.getElementById("pg-view");
+              const t0 = performance.now();
+              view.dispatchEvent(new Event("input", { bubbles: true }));
+              requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+            }),
+        ),
+      );
+    }
+    const median = runs.sort((a, b) => a - b)[1];
+    timings.push(`${what}: ${median.toFixed(0)} ms`);
+    const ok = median < REDRAW_MS;
+    if (!ok) problems.push(`redraw of ${what} took ${median.toFixed(0)} ms (runs ${runs.map((t) => t.toFixed(0)).join(", ")}), over ${REDRAW_MS} ms`);
+    console.log(`${ok ? "ok  " : "FAIL"} redraw of ${what}: ${median.toFixed(0)} ms (runs ${runs.map((t) => t.toFixed(0)).join(", ")} ms)`);
+  }
 }
 
 // Typing key by key redraws once the typing pauses (debounced), not on every key, and ends
@@ -447,4 +525,4 @@ if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`playground check: ${compared} cases match the CLI (figures, results and messages), typing (debounced), hover, URL state (only the current view's fields) and stage links work offline`);
+console.log(`playground check: ${compared} cases match the CLI (figures, results and messages; chunk views; windows of large layouts), figures fit the column, redraws under ${REDRAW_MS} ms (${timings.join("; ")}), typing (debounced), hover, URL state (only the current view's fields) and stage links work offline`);

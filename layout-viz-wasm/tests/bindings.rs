@@ -20,7 +20,7 @@ fn words(v: &Value) -> Vec<&str> {
 
 #[test]
 fn a_layout_is_the_cli_figure() {
-    let a = answer(draw_layout("((2,2),8,16):((1,2),4,32)", "", 2));
+    let a = answer(draw_layout("((2,2),8,16):((1,2),4,32)", "", 2, false));
     assert_eq!(
         a["svg"].as_str().unwrap(),
         book::layout_svg("((2,2),8,16):((1,2),4,32)", false).unwrap()
@@ -30,10 +30,10 @@ fn a_layout_is_the_cli_figure() {
 
 #[test]
 fn cute_spelling_of_a_swizzle_is_the_same_figure() {
-    let plain = answer(draw_layout("(8,64):(64,1)", "3,3,3", 2));
+    let plain = answer(draw_layout("(8,64):(64,1)", "3,3,3", 2, false));
     for typed in ["Swizzle<3,3,3>", "Swizzle<3, 3, 3>", "Sw<3,3,3>"] {
         assert_eq!(
-            answer(draw_layout("(8,64):(64,1)", typed, 2)),
+            answer(draw_layout("(8,64):(64,1)", typed, 2, false)),
             plain,
             "{typed}"
         );
@@ -58,7 +58,7 @@ fn cute_spelling_of_a_swizzle_is_the_same_figure() {
 
 #[test]
 fn a_swizzle_is_the_cli_swizzle_figure() {
-    let a = answer(draw_layout("(8,64):(64,1)", " 3, 3,3 ", 2));
+    let a = answer(draw_layout("(8,64):(64,1)", " 3, 3,3 ", 2, false));
     assert_eq!(
         a["svg"].as_str().unwrap(),
         book::swizzle_svg("(8,64):(64,1)", Some((3, 3, 3)), 2).unwrap()
@@ -84,7 +84,7 @@ fn a_swizzle_is_the_cli_swizzle_figure() {
 
 #[test]
 fn bad_input_gets_the_cli_message() {
-    let a = answer(draw_layout("((2,2),8:(1,2)", "", 2));
+    let a = answer(draw_layout("((2,2),8:(1,2)", "", 2, false));
     assert_eq!(
         a["error"].as_str().unwrap(),
         "layout `((2,2),8:(1,2)`: expected ',' or ')' in the tuple opened at column 1, found ':' at column 9\n  ((2,2),8:(1,2)\n          ^"
@@ -92,7 +92,7 @@ fn bad_input_gets_the_cli_message() {
     assert!(a.get("svg").is_none());
     // A bad swizzle is blamed on the swizzle, in the text as typed, with the command that
     // prints the same message; every view that reads the swizzle says the same.
-    let a = answer(draw_layout("(8,64):(64,1)", "3,3,2", 2));
+    let a = answer(draw_layout("(8,64):(64,1)", "3,3,2", 2, false));
     assert_eq!(
         a["error"].as_str().unwrap(),
         "swizzle `3,3,2`: B = 3 is out of range for S = 2: |S| must be at least B (CuTe's rule), or the B bits read and the B bits they flip would overlap"
@@ -116,7 +116,7 @@ fn bad_input_gets_the_cli_message() {
     ] {
         assert_eq!(other, a);
     }
-    let a = answer(draw_layout("(8,64):(64,1)", "Swizzle<9, 3, 3>", 2));
+    let a = answer(draw_layout("(8,64):(64,1)", "Swizzle<9, 3, 3>", 2, false));
     assert!(
         a["error"]
             .as_str()
@@ -124,7 +124,7 @@ fn bad_input_gets_the_cli_message() {
             .starts_with("swizzle `Swizzle<9, 3, 3>`: B = 9 is out of range for S = 3"),
         "{a}"
     );
-    let a = answer(draw_layout("(8,64):(64,1)", "3,3", 2));
+    let a = answer(draw_layout("(8,64):(64,1)", "3,3", 2, false));
     assert_eq!(
         a["error"].as_str().unwrap(),
         "swizzle `3,3`: expected B,M,S or CuTe's Swizzle<B,M,S>, three integers, e.g. 3,3,3 or Swizzle<3,3,3>"
@@ -266,4 +266,72 @@ fn a_usage_names(usage: &str) -> bool {
     ["LAYOUT", "BLOCK"]
         .iter()
         .any(|first| usage.starts_with(first))
+}
+
+#[test]
+fn a_chunk_view_is_the_cli_chunk_figure() {
+    let a = answer(draw_layout("(8,64):(64,1)", "", 2, true));
+    assert_eq!(
+        a["svg"].as_str().unwrap(),
+        book::layout_chunks_svg("(8,64):(64,1)", 2).unwrap()
+    );
+    assert_eq!(
+        words(&a),
+        [
+            "draw",
+            "layout",
+            "(8,64):(64,1)",
+            "--chunks",
+            "--elem-bytes",
+            "2"
+        ]
+    );
+    let s = answer(draw_layout("(8,64):(64,1)", "Swizzle<3,3,3>", 2, true));
+    assert_eq!(
+        s["svg"].as_str().unwrap(),
+        book::swizzle_chunks_svg("(8,64):(64,1)", Some((3, 3, 3)), 2).unwrap()
+    );
+    assert_eq!(words(&s).last(), Some(&"--chunks"));
+    // Column-major rows are no chunks: the CLI's message.
+    assert!(
+        answer(draw_layout("(8,64):(1,8)", "", 2, true))["error"]
+            .as_str()
+            .unwrap()
+            .contains("not whole 16-byte chunks")
+    );
+}
+
+#[test]
+fn a_layout_past_the_cap_is_drawn_by_its_top_left_window() {
+    use layout_viz_wasm::MAX_DRAWN;
+    let cells = |a: &Value| {
+        a["svg"]
+            .as_str()
+            .unwrap()
+            .matches(r#"class="cell""#)
+            .count() as u64
+    };
+    // 256 x 256: the top-left 32 x 32, and the command under it says so.
+    let a = answer(draw_layout("(256,256):(256,1)", "", 2, false));
+    assert_eq!(
+        words(&a),
+        ["draw", "layout", "(256,256):(256,1)", "--window", "32,32"]
+    );
+    assert_eq!(cells(&a), MAX_DRAWN);
+    // A swizzle draws two grids, each half the cap; a chunk view windows its chunks.
+    let s = answer(draw_layout("(256,256):(256,1)", "3,3,3", 2, false));
+    assert!(cells(&s) <= MAX_DRAWN && words(&s).contains(&"--window"));
+    let c = answer(draw_layout("(256,256):(256,1)", "", 2, true));
+    assert_eq!(
+        &words(&c)[3..],
+        ["--chunks", "--elem-bytes", "2", "--window", "32,32"]
+    );
+    // One long row: whole rows do not fit, so the first MAX_DRAWN columns.
+    let r = answer(draw_layout("65536:1", "", 4, false));
+    assert_eq!(&words(&r)[3..], ["--window", "1,1024"]);
+    // At the cap and under it, everything.
+    assert!(!words(&answer(draw_layout("(32,32):(32,1)", "", 2, false))).contains(&"--window"));
+    // An operation's result, drawn past the cap, says its window.
+    let op = answer(apply_op("coalesce", "(256,256):(1,256)", "", ""));
+    assert_eq!(op["window"], serde_json::json!([1, 1024]));
 }

@@ -99,6 +99,117 @@ fn check_swizzle_fits(text: &str, layout: &AnyLayout) -> Result<(), BookError> {
     })
 }
 
+/// How much of a layout's grid a figure draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    /// Every cell (up to [`MAX_CELLS`](crate::figure_size::MAX_CELLS)).
+    All,
+    /// The top-left rows x columns (of chunks, in a chunk view).
+    Exactly(u32, u32),
+    /// A top-left window of at most this many cells in each grid, near square, where the
+    /// whole has more: the playground's cap, which keeps a redraw quick.
+    AtMost(u64),
+}
+
+impl Window {
+    fn pick(self, grid: &LayoutGrid) -> Option<(u32, u32)> {
+        match self {
+            Window::All => None,
+            Window::Exactly(r, c) => Some((r, c)),
+            Window::AtMost(cells) => grid.window_within(cells),
+        }
+    }
+
+    /// The window to draw of a `rows x cols` grid, before any of it is computed.
+    fn pick_dims(self, rows: u32, cols: u32) -> Option<(u32, u32)> {
+        match self {
+            Window::All => None,
+            Window::Exactly(r, c) => Some((r, c)),
+            Window::AtMost(cells) => render::window_within(rows, cols, cells),
+        }
+    }
+}
+
+/// A figure and the window it drew (rows, columns), None when it drew every cell.
+pub type Drawn = (String, Option<(u32, u32)>);
+
+fn drawn_window(svg: String, grid_of: Option<(u32, u32)>, rows: u32, cols: u32) -> Drawn {
+    (svg, grid_of.map(|_| (rows, cols)))
+}
+
+/// The `draw layout` figure, or with `chunks` (the element's bytes) its chunk view,
+/// drawing the part of the grid `window` says.
+pub fn layout_figure(
+    text: &str,
+    path: bool,
+    chunks: Option<u32>,
+    window: Window,
+) -> Result<Drawn, BookError> {
+    let layout = parse(text)?;
+    check_swizzle_fits(text, &layout)?;
+    match chunks {
+        None => {
+            let grid = render::layout_grid_part(&layout, |r, c| window.pick_dims(r, c))?;
+            let (of, rows, cols) = (grid.of, grid.rows, grid.cols);
+            Ok(drawn_window(render::layout(&grid, path), of, rows, cols))
+        }
+        Some(elem_bytes) => {
+            let grid = render::layout_grid(&layout)?;
+            let chunked = render::chunk_grid(&grid, elem_bytes)
+                .ok_or_else(|| not_chunks(text, elem_bytes))?;
+            let picked = window.pick(&chunked);
+            let svg = render::layout_chunks_window(&grid, elem_bytes, |_| picked)
+                .ok_or_else(|| not_chunks(text, elem_bytes))?;
+            Ok((
+                svg,
+                picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols))),
+            ))
+        }
+    }
+}
+
+fn not_chunks(text: &str, elem_bytes: u32) -> BookError {
+    BookError::Layout {
+        text: text.to_string(),
+        why: format!("its rows are not whole 16-byte chunks of {elem_bytes}-byte elements"),
+    }
+}
+
+/// The `draw swizzle` figure, or with `chunks` its chunk view, drawing the part of each
+/// grid `window` says.
+pub fn swizzle_figure(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    elem_bytes: u32,
+    chunks: bool,
+    window: Window,
+) -> Result<Drawn, BookError> {
+    if !chunks {
+        let (before, after) = swizzle_grids_part(layout, swizzle, window)?;
+        let (rows, cols) = (before.rows, before.cols);
+        return Ok(drawn_window(
+            render::swizzle(&before, &after, elem_bytes),
+            before.of,
+            rows,
+            cols,
+        ));
+    }
+    let (before, after) = swizzle_grids(layout, swizzle)?;
+    let chunked = render::chunk_grid(&before, elem_bytes);
+    let picked = chunked.as_ref().and_then(|g| window.pick(g));
+    let svg = render::swizzle_chunks_window(&before, &after, elem_bytes, |_| picked).ok_or_else(
+        || BookError::Layout {
+            text: layout.to_string(),
+            why: format!("the swizzle moves parts of 16-byte chunks of {elem_bytes}-byte elements"),
+        },
+    )?;
+    let chunked = chunked.expect("drawn by chunks");
+    Ok((
+        svg,
+        picked.map(|(r, c)| (r.min(chunked.rows), c.min(chunked.cols))),
+    ))
+}
+
 /// The `draw layout` figure.
 pub fn layout_svg(text: &str, path: bool) -> Result<String, BookError> {
     let layout = parse(text)?;
@@ -148,6 +259,15 @@ fn swizzle_grids(
     layout: &str,
     swizzle: Option<(u32, u32, i32)>,
 ) -> Result<(LayoutGrid, LayoutGrid), BookError> {
+    swizzle_grids_part(layout, swizzle, Window::All)
+}
+
+/// [`swizzle_grids`] holding only the window `window` picks of each (the same cells).
+fn swizzle_grids_part(
+    layout: &str,
+    swizzle: Option<(u32, u32, i32)>,
+    window: Window,
+) -> Result<(LayoutGrid, LayoutGrid), BookError> {
     let parsed = parse(layout)?;
     let (plain, (bits, base, shift), offset) = match (&parsed, swizzle) {
         (AnyLayout::Plain(l), Some(sw)) => (l.clone(), sw, 0),
@@ -177,11 +297,12 @@ fn swizzle_grids(
             input: format!("Swizzle<{bits},{base},{shift}>"),
             why,
         })?;
-    let before = render::layout_grid(&AnyLayout::Plain(plain.clone()))?;
+    let part = |r, c| window.pick_dims(r, c);
+    let before = render::layout_grid_part(&AnyLayout::Plain(plain.clone()), part)?;
     let after_layout = AnyLayout::Swizzled(crate::swizzle::ComposedLayout::new(sw, offset, plain));
     check_swizzle_fits(layout, &after_layout)?;
     #[cfg_attr(target_arch = "wasm32", allow(unused_mut))]
-    let mut after: LayoutGrid = render::layout_grid(&after_layout)?;
+    let mut after: LayoutGrid = render::layout_grid_part(&after_layout, part)?;
     // On wasm32 (no host build) `Swizzle::apply` alone, which tests/kernel_fns.rs holds
     // equal to the kernels' function on every instance they use.
     #[cfg(not(target_arch = "wasm32"))]

@@ -539,6 +539,79 @@ pub struct LayoutGrid {
     pub cols: u32,
     pub offsets: Vec<i64>,
     pub coords: Vec<String>,
+    /// The whole grid's rows and columns when this is its top-left window ([`window`]).
+    pub of: Option<(u32, u32)>,
+}
+
+impl LayoutGrid {
+    /// The top-left `rows x cols` of the grid (each at most the grid's), its cells as
+    /// they are in the whole one: the same coordinates, indices and offsets.
+    pub fn window(&self, rows: u32, cols: u32) -> LayoutGrid {
+        let (rows, cols) = (
+            rows.clamp(1, self.rows.max(1)),
+            cols.clamp(1, self.cols.max(1)),
+        );
+        if (rows, cols) == (self.rows, self.cols) {
+            return self.clone();
+        }
+        let pick = |v: &[_]| -> Vec<_> {
+            (0..rows)
+                .flat_map(|r| (0..cols).map(move |c| (r * self.cols + c) as usize))
+                .map(|k| v[k])
+                .collect()
+        };
+        LayoutGrid {
+            notation: self.notation.clone(),
+            rows,
+            cols,
+            offsets: pick(&self.offsets),
+            coords: (0..rows)
+                .flat_map(|r| (0..cols).map(move |c| (r * self.cols + c) as usize))
+                .map(|k| self.coords[k].clone())
+                .collect(),
+            of: Some(self.of.unwrap_or((self.rows, self.cols))),
+        }
+    }
+
+    /// The window of at most `cells` cells to draw of this grid, near square, whole rows
+    /// when they fit: None when the whole grid has no more.
+    pub fn window_within(&self, cells: u64) -> Option<(u32, u32)> {
+        window_within(self.rows, self.cols, cells)
+    }
+}
+
+/// The window of at most `cells` cells to draw of a `rows x cols` grid, near square,
+/// whole rows when they fit: None when the whole grid has no more.
+pub fn window_within(rows: u32, cols: u32, cells: u64) -> Option<(u32, u32)> {
+    {
+        let (rows, cols) = (u64::from(rows), u64::from(cols));
+        if rows * cols <= cells {
+            return None;
+        }
+        let side = (cells as f64).sqrt().floor() as u64;
+        let c = if cols <= cells / side.min(rows).max(1) {
+            cols
+        } else {
+            side.min(cols).max(1)
+        };
+        let r = (cells / c).min(rows).max(1);
+        let c = (cells / r).min(cols).max(1);
+        Some((r as u32, c as u32))
+    }
+}
+
+/// What a caption says of a window: which part of the whole grid is drawn.
+fn window_note(grid: &LayoutGrid) -> Option<String> {
+    let (rows, cols) = grid.of?;
+    Some(format!(
+        "Rows 0-{} of {rows} and columns 0-{} of {cols}: the top-left {} of {} cells (--window {},{}).",
+        grid.rows - 1,
+        grid.cols - 1,
+        grid.rows * grid.cols,
+        u64::from(rows) * u64::from(cols),
+        grid.rows,
+        grid.cols
+    ))
 }
 
 /// A layout's offsets as a grid, colored by offset mod 8; `path` draws the walk through
@@ -548,7 +621,7 @@ pub fn layout(grid: &LayoutGrid, path: bool) -> String {
         .map(|k| {
             let (r, c) = (k / grid.cols, k % grid.cols);
             let off = grid.offsets[k as usize];
-            let index = r + grid.rows * c;
+            let index = r + grid.of.map_or(grid.rows, |(rows, _)| rows) * c;
             Cell::single(
                 off.to_string(),
                 color(off.rem_euclid(8) as u64),
@@ -573,11 +646,14 @@ pub fn layout(grid: &LayoutGrid, path: bool) -> String {
         title: format!("Layout {}", grid.notation),
         panels: vec![(0, 0, panel)],
         legend: (0..8).map(|i| (color(i).to_string(), format!("offset = {i} mod 8"))).collect(),
-        caption: vec![if path {
+        caption: [if path {
             "Each cell shows the offset its coordinate maps to; the line walks indices 0, 1, 2, ... (colexicographic: the first mode fastest).".to_string()
         } else {
             "Each cell shows the offset its coordinate maps to.".to_string()
-        }],
+        }]
+        .into_iter()
+        .chain(window_note(grid))
+        .collect(),
     }
     .to_svg()
 }
@@ -621,9 +697,12 @@ pub fn swizzle(before: &LayoutGrid, after: &LayoutGrid, elem_bytes: u32) -> Stri
         legend: (0..8)
             .map(|i| (color(i).to_string(), format!("16-byte chunk {i} (banks {}-{})", 4 * i, 4 * i + 3)))
             .collect(),
-        caption: vec![format!(
+        caption: [format!(
             "Same logical cells in both grids; color = 16-byte chunk of the offset ({elem_bytes}-byte elements, 128-byte rows)."
-        )],
+        )]
+        .into_iter()
+        .chain(window_note(before))
+        .collect(),
     }
     .to_svg()
 }
@@ -661,6 +740,7 @@ pub fn chunk_grid(grid: &LayoutGrid, elem_bytes: u32) -> Option<LayoutGrid> {
         cols,
         offsets,
         coords,
+        of: None,
     })
 }
 
@@ -720,7 +800,21 @@ fn chunk_caption(elem_bytes: u32) -> String {
 /// [`layout`] by 16-byte chunks (see [`chunk_grid`]): a wide row-major tile at a size the
 /// column can show. None where a chunk's offsets are not consecutive.
 pub fn layout_chunks(grid: &LayoutGrid, elem_bytes: u32) -> Option<String> {
+    layout_chunks_window(grid, elem_bytes, |_| None)
+}
+
+/// [`layout_chunks`] drawing the window `window` picks of the chunk grid (rows, columns
+/// of chunks), all of it where it picks None.
+pub fn layout_chunks_window(
+    grid: &LayoutGrid,
+    elem_bytes: u32,
+    window: impl Fn(&LayoutGrid) -> Option<(u32, u32)>,
+) -> Option<String> {
     let chunks = chunk_grid(grid, elem_bytes)?;
+    let chunks = match window(&chunks) {
+        Some((r, c)) => chunks.window(r, c),
+        None => chunks,
+    };
     Some(
         Figure {
             title: format!("Layout {}, by 16-byte chunks", grid.notation),
@@ -732,7 +826,10 @@ pub fn layout_chunks(grid: &LayoutGrid, elem_bytes: u32) -> Option<String> {
                 }),
             )],
             legend: chunk_legend(),
-            caption: vec![chunk_caption(elem_bytes)],
+            caption: [chunk_caption(elem_bytes)]
+                .into_iter()
+                .chain(window_note(&chunks))
+                .collect(),
         }
         .to_svg(),
     )
@@ -742,10 +839,24 @@ pub fn layout_chunks(grid: &LayoutGrid, elem_bytes: u32) -> Option<String> {
 /// a size the column can show. None where a chunk's offsets are not consecutive before
 /// or after (a swizzle whose base is below the chunk moves parts of chunks).
 pub fn swizzle_chunks(before: &LayoutGrid, after: &LayoutGrid, elem_bytes: u32) -> Option<String> {
+    swizzle_chunks_window(before, after, elem_bytes, |_| None)
+}
+
+/// [`swizzle_chunks`] drawing, in each grid, the window `window` picks of the chunk grid.
+pub fn swizzle_chunks_window(
+    before: &LayoutGrid,
+    after: &LayoutGrid,
+    elem_bytes: u32,
+    window: impl Fn(&LayoutGrid) -> Option<(u32, u32)>,
+) -> Option<String> {
     let (b, a) = (
         chunk_grid(before, elem_bytes)?,
         chunk_grid(after, elem_bytes)?,
     );
+    let (b, a) = match window(&b) {
+        Some((r, c)) => (b.window(r, c), a.window(r, c)),
+        None => (b, a),
+    };
     Some(
         Figure {
             title: format!("{}  vs  {}, by 16-byte chunks", before.notation, after.notation),
@@ -754,10 +865,13 @@ pub fn swizzle_chunks(before: &LayoutGrid, after: &LayoutGrid, elem_bytes: u32) 
                 (1, 0, chunk_panel(&a, format!("after: {}", after.notation), elem_bytes, |k| format!("; unswizzled {}", b.offsets[k]))),
             ],
             legend: chunk_legend(),
-            caption: vec![
+            caption: [
                 "Same logical chunks in both grids; color = the 16-byte chunk of its 128-byte line (four banks) each lands in.".to_string(),
                 chunk_caption(elem_bytes),
-            ],
+            ]
+            .into_iter()
+            .chain(window_note(&b))
+            .collect(),
         }
         .to_svg(),
     )
@@ -1145,26 +1259,29 @@ fn lane_label(lanes: &[u32], width: f64) -> String {
     if fits(&long) { long } else { short }
 }
 
-/// A bank map: one panel per phase, rows = the 128-byte lines touched, columns = banks;
+/// A bank map: one panel per phase, rows = the 128-byte lines that phase touches, columns = banks;
 /// touched words show their lane(s) and the bank group's color, conflicted banks are
 /// outlined in red, and the caption gives wavefronts against the ideal. It needs no
 /// [`MAX_CELLS`](crate::figure_size::MAX_CELLS) check: 32 lanes of at most 16 bytes
 /// touch at most 64 lines, so at most 4 phases x 64 x 32 cells.
 pub fn bank_map(access: &Access, report: &BankReport) -> String {
-    let mut lines: Vec<u64> = report
-        .lanes
-        .iter()
-        .flat_map(|la| {
-            let bytes = access.op.bytes_per_lane();
-            (la.addr..la.addr + bytes)
-                .step_by(bank::WORD_BYTES as usize)
-                .map(|w| w / 128)
-        })
-        .collect();
-    lines.sort_unstable();
-    lines.dedup();
     let mut panels = Vec::new();
     for phase in &report.phases {
+        // Only the lines this phase touches: a line another phase reads would be a row of
+        // empty cells here.
+        let mut lines: Vec<u64> = report
+            .lanes
+            .iter()
+            .filter(|la| la.phase == phase.index)
+            .flat_map(|la| {
+                let bytes = access.op.bytes_per_lane();
+                (la.addr..la.addr + bytes)
+                    .step_by(bank::WORD_BYTES as usize)
+                    .map(|w| w / 128)
+            })
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
         let conflicted: Vec<u32> = phase.conflicts.iter().map(|c| c.bank).collect();
         let mut cells = Vec::new();
         for &line in &lines {
@@ -1272,7 +1389,7 @@ pub fn bank_map(access: &Access, report: &BankReport) -> String {
         caption: vec![
             access.description.clone(),
             format!(
-                "{} wavefronts vs {} ideal{}. Rows: 128-byte lines (32 banks x 4 bytes); a cell names the lane that reads it (Ln or n; ×n: n lanes read one word); red outline: a bank with several distinct words in one phase.",
+                "{} wavefronts vs {} ideal{}. Rows: the 128-byte lines (32 banks x 4 bytes) each phase touches; a cell names the lane that reads it (Ln or n; ×n: n lanes read one word); red outline: a bank with several distinct words in one phase.",
                 report.wavefronts,
                 report.ideal,
                 if report.conflict_free() { " (conflict-free)".to_string() } else { format!(" ({}-way worst phase)", report.max_way) }
@@ -1408,6 +1525,16 @@ fn tma_figure(b: &TmaBox, row_col: &str) -> Figure {
 /// (colexicographically) across the columns; a rank-1 layout is one row. Refuses a
 /// layout of more than [`MAX_CELLS`](crate::figure_size::MAX_CELLS) elements.
 pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, TooLarge> {
+    layout_grid_part(layout, |_, _| None)
+}
+
+/// [`layout_grid`] holding only the top-left window `window(rows, cols)` picks of the
+/// whole grid (None: all of it), computed for those cells alone: a window of a large
+/// layout costs what the window holds.
+pub fn layout_grid_part(
+    layout: &crate::swizzle::AnyLayout,
+    window: impl Fn(u32, u32) -> Option<(u32, u32)>,
+) -> Result<LayoutGrid, TooLarge> {
     let shape = layout.shape();
     check_cells(
         format_args!("layout {layout}"),
@@ -1424,10 +1551,14 @@ pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, Too
         1
     };
     let cols = size / rows.max(1);
-    let mut offsets = Vec::with_capacity(size as usize);
-    let mut coords = Vec::with_capacity(size as usize);
-    for r in 0..rows {
-        for c in 0..cols {
+    let part = window(rows, cols)
+        .map(|(r, c)| (r.clamp(1, rows.max(1)), c.clamp(1, cols.max(1))))
+        .filter(|&(r, c)| (r, c) != (rows, cols));
+    let (keep_rows, keep_cols) = part.unwrap_or((rows, cols));
+    let mut offsets = Vec::with_capacity((keep_rows * keep_cols) as usize);
+    let mut coords = Vec::with_capacity((keep_rows * keep_cols) as usize);
+    for r in 0..keep_rows {
+        for c in 0..keep_cols {
             let index = i64::from(r + rows * c);
             offsets.push(layout.call(index));
             coords.push(crate::int_tuple::idx2crd(index, shape).to_string());
@@ -1435,9 +1566,10 @@ pub fn layout_grid(layout: &crate::swizzle::AnyLayout) -> Result<LayoutGrid, Too
     }
     Ok(LayoutGrid {
         notation: layout.to_string(),
-        rows,
-        cols,
+        rows: keep_rows,
+        cols: keep_cols,
         offsets,
         coords,
+        of: part.map(|_| (rows, cols)),
     })
 }

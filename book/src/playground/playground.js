@@ -26,12 +26,21 @@
     lanes: { id: "pg-lanes", fallback: "32:1", used: layoutView },
     access: { id: "pg-access", fallback: "ld32", used: layoutView },
     elem: { id: "pg-elem", fallback: "4", used: layoutOrOp },
+    chunks: { id: "pg-chunks", fallback: "", used: layoutView },
+    size: { id: "pg-size", fallback: "fit", used: () => true },
   };
+
+  // A field's value as the URL stores it: a checkbox is "1" when ticked, else "".
+  const valueOf = (id) => ($(id).type === "checkbox" ? ($(id).checked ? "1" : "") : $(id).value);
+  function setValue(id, value) {
+    if ($(id).type === "checkbox") $(id).checked = value !== "";
+    else $(id).value = value;
+  }
 
   function readHash() {
     const params = new URLSearchParams(location.hash.replace(/^#/, ""));
     for (const [key, f] of Object.entries(FIELDS)) {
-      $(f.id).value = params.has(key) ? params.get(key) : f.fallback;
+      setValue(f.id, params.has(key) ? params.get(key) : f.fallback);
     }
   }
 
@@ -41,7 +50,7 @@
     const params = new URLSearchParams();
     const view = $(FIELDS.view.id).value;
     for (const [key, f] of Object.entries(FIELDS)) {
-      if (f.used(view) && $(f.id).value !== f.fallback) params.set(key, $(f.id).value);
+      if (f.used(view) && valueOf(f.id) !== f.fallback) params.set(key, valueOf(f.id));
     }
     const hash = params.toString();
     history.replaceState(null, "", hash ? "#" + hash : location.pathname + location.search);
@@ -71,7 +80,24 @@
     error.textContent = "";
     figure.classList.remove("pg-stale");
     figure.innerHTML = answer.svg;
+    // An operation's result drawn by its top-left window: which one (the caption says too).
+    if (answer.window) figure.dataset.window = answer.window.join(",");
+    else delete figure.dataset.window;
     $(prefix + "-text").textContent = answer.text || "";
+  }
+
+  // How much "fit to the column" shrinks the main figure: said above it when its labels
+  // come out small, with the ways to read them.
+  function noteSize(view, fit) {
+    const svg = $("pg-figure").querySelector("svg");
+    const drawn = svg ? Number.parseFloat(svg.getAttribute("width")) : 0;
+    const shown = svg ? svg.getBoundingClientRect().width : 0;
+    let note = "";
+    if (fit && drawn > 0 && shown > 0 && shown < drawn * 0.99 && !$("pg-figure").classList.contains("pg-stale")) {
+      const ways = view === "layout" && !valueOf("pg-chunks") ? "full size (or, for a row-major tile, 16-byte chunks)" : "full size";
+      note = `Shrunk to ${Math.round((100 * shown) / drawn)}% to fit the column: hover over a cell to read it, or choose ${ways} to read its labels.`;
+    }
+    $("pg-note").textContent = note;
   }
 
   function clear(prefix) {
@@ -94,15 +120,19 @@
       const usage = catalog.ops.find((o) => o.name === op)?.usage || "";
       $("pg-arg-label").textContent = usage.split(" ").slice(1).join(" ") || "(none)";
     }
+    $("pg-chunks-field").hidden = view !== "layout";
+    const fit = v("size") !== "full";
+    for (const id of ["pg-figure", "pg-bank-figure"]) $(id).classList.toggle("pg-fit", fit);
     let main;
     if (view === "layout") {
-      main = JSON.parse(wasm_bindgen.draw_layout(v("layout"), v("sw"), elemBytes));
+      main = JSON.parse(wasm_bindgen.draw_layout(v("layout"), v("sw"), elemBytes, valueOf("pg-chunks") !== ""));
     } else if (op !== null) {
       main = JSON.parse(wasm_bindgen.apply_op(op, v("layout"), v("arg"), v("sw")));
     } else {
       main = JSON.parse(wasm_bindgen.draw_atom(view));
     }
     show("pg", main);
+    noteSize(view, fit);
     // A swizzle that is not one is said once, above, and its field marked; the bank map
     // and the evaluation, which read it too, wait for it.
     const badSwizzle = main.field === "swizzle";
@@ -130,7 +160,9 @@
   }
 
   // Typing redraws once the reader pauses (DEBOUNCE_MS), not on every key, so a large
-  // layout does not redraw through each unfinished state; a menu redraws at once. While a
+  // layout does not redraw through each unfinished state; a menu or a checkbox redraws at
+  // once. A redraw itself stays quick: layout-viz-wasm draws at most MAX_DRAWN (1024)
+  // cells of a grid, the top-left window of a larger layout. While a
   // redraw waits, <body data-pending> says so (the browser check waits for it to go).
   const DEBOUNCE_MS = 150;
   let renders = 0;
@@ -198,7 +230,7 @@
     // The whole playground, not the form alone: the bank map's fields sit below it.
     $("playground").addEventListener("input", (event) => {
       writeHash();
-      renderSoon(event.target.tagName === "SELECT");
+      renderSoon(event.target.tagName === "SELECT" || event.target.type === "checkbox");
     });
     // A link to another state of this page (a stage chapter's, or the back button).
     window.addEventListener("hashchange", () => {

@@ -26,8 +26,18 @@ pub enum DrawCommand {
     Layout {
         layout: String,
         /// Draw the colexicographic walk through indices 0, 1, 2, ...
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["chunks", "window"])]
         path: bool,
+        /// One cell per 16-byte chunk of --elem-bytes elements (a wide row-major tile at a
+        /// readable size), where every run of 16 bytes along a row is at consecutive offsets.
+        #[arg(long)]
+        chunks: bool,
+        /// Bytes per element, for --chunks.
+        #[arg(long, default_value_t = 2, requires = "chunks")]
+        elem_bytes: u32,
+        /// Only the top-left ROWS,COLS of the grid (of chunks, with --chunks), e.g. "32,32".
+        #[arg(long, value_name = "ROWS,COLS", value_parser = parse_window)]
+        window: Option<(u32, u32)>,
         #[command(flatten)]
         out: Output,
     },
@@ -52,6 +62,12 @@ pub enum DrawCommand {
         /// Bytes per element, for the chunk coloring.
         #[arg(long, default_value_t = 2)]
         elem_bytes: u32,
+        /// One cell per 16-byte chunk: the permutation the swizzle is, row by row.
+        #[arg(long)]
+        chunks: bool,
+        /// Only the top-left ROWS,COLS of each grid (of chunks, with --chunks).
+        #[arg(long, value_name = "ROWS,COLS", value_parser = parse_window)]
+        window: Option<(u32, u32)>,
         #[command(flatten)]
         out: Output,
     },
@@ -218,9 +234,37 @@ fn tv_json(atom: &atoms::TvAtom) -> TvJson<'_> {
     }
 }
 
+/// `--window ROWS,COLS`: two counts of at least 1.
+fn parse_window(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("`{text}`: expected ROWS,COLS, two counts of at least 1, e.g. 32,32");
+    let (r, c) = text.split_once(',').ok_or_else(bad)?;
+    let (r, c): (u32, u32) = (
+        r.trim().parse().map_err(|_| bad())?,
+        c.trim().parse().map_err(|_| bad())?,
+    );
+    if r == 0 || c == 0 {
+        return Err(bad());
+    }
+    Ok((r, c))
+}
+
 pub fn draw(cmd: DrawCommand) -> CliResult {
     match cmd {
-        DrawCommand::Layout { layout, path, out } => emit(&out, &book::layout_svg(&layout, path)?),
+        DrawCommand::Layout {
+            layout,
+            path,
+            chunks,
+            elem_bytes,
+            window,
+            out,
+        } => {
+            if elem_bytes == 0 {
+                return Err("--elem-bytes must be at least 1".into());
+            }
+            let window = window.map_or(book::Window::All, |(r, c)| book::Window::Exactly(r, c));
+            let chunks = chunks.then_some(elem_bytes);
+            emit(&out, &book::layout_figure(&layout, path, chunks, window)?.0)
+        }
         DrawCommand::Swizzle {
             bits,
             base,
@@ -228,6 +272,8 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
             swizzle,
             layout,
             elem_bytes,
+            chunks,
+            window,
             out,
         } => {
             if elem_bytes == 0 {
@@ -239,7 +285,11 @@ pub fn draw(cmd: DrawCommand) -> CliResult {
                     .map(|sw| (sw.bits, sw.base, sw.shift)),
                 _ => None,
             };
-            emit(&out, &book::swizzle_svg(&layout, sw, elem_bytes)?)
+            let window = window.map_or(book::Window::All, |(r, c)| book::Window::Exactly(r, c));
+            emit(
+                &out,
+                &book::swizzle_figure(&layout, sw, elem_bytes, chunks, window)?.0,
+            )
         }
         DrawCommand::Tv { atom, json, out } => {
             let atom = atoms::tv_by_name(&atom)?;
