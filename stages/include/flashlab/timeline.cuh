@@ -116,12 +116,18 @@ struct Timeline {
 }  // namespace flashlab
 
 // The timeline variants of a TMA stage whose kernel is `body<T, D, bool TIMELINE>`: bf16,
-// both head dims, exported as `<prefix>_timeline_bf16_d<D>`.
-#define FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, D, threads)                                                         \
-    extern "C" __global__ void __launch_bounds__(threads, 1) prefix##_timeline_bf16_d##D(                                 \
+// both head dims, exported as `<prefix>_timeline_bf16_d<D>`. `blocks` is the blocks an SM
+// the timeline build must keep: the timed kernel's, where its registers allow more than
+// one (stage 11), so that the picture is of the kernel that was timed.
+#define FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, D, threads, blocks)                                                \
+    extern "C" __global__ void __launch_bounds__(threads, blocks) prefix##_timeline_bf16_d##D(                            \
         const flashlab::AttnParams p, const __grid_constant__ flashlab::AttnTensorMaps maps) {                         \
         body<__nv_bfloat16, D, true>(p, maps);                                                                           \
     }
+#define FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, D, threads) FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, D, threads, 1)
+#define FLASHLAB_EXPORT_TIMELINE_TMA_BLOCKS(prefix, body, threads, blocks) \
+    FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, 64, threads, blocks)     \
+    FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, 128, threads, blocks)
 #define FLASHLAB_EXPORT_TIMELINE_TMA(prefix, body, threads)   \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 64, threads) \
     FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, 128, threads)
