@@ -361,7 +361,9 @@ fn only_the_timeline_kernels_read_the_clocks() -> Checked {
         // those too.
         let dims = harness::timeline::timeline_head_dims(info);
         assert!(
-            harness::timeline::HEAD_DIMS.iter().all(|d| dims.contains(d)),
+            harness::timeline::HEAD_DIMS
+                .iter()
+                .all(|d| dims.contains(d)),
             "stage {}: timeline kernels for {dims:?}",
             info.label()
         );

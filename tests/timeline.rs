@@ -164,8 +164,16 @@ fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32>
 
 /// The tiles of stages 11 and 17, whose loops are serial: (stage, BLOCK_Q, BLOCK_KV).
 const SERIAL_STAGES: [(u32, u32, u32); 2] = [
-    (11, stage11_wgmma::tiles::BLOCK_Q, stage11_wgmma::tiles::BLOCK_KV),
-    (17, stage17_wide_tile::tiles::BLOCK_Q, stage17_wide_tile::tiles::BLOCK_KV),
+    (
+        11,
+        stage11_wgmma::tiles::BLOCK_Q,
+        stage11_wgmma::tiles::BLOCK_KV,
+    ),
+    (
+        17,
+        stage17_wide_tile::tiles::BLOCK_Q,
+        stage17_wide_tile::tiles::BLOCK_KV,
+    ),
 ];
 
 /// The loop of stages 11 and 17 is serial: per tile a block barrier, the wait for the
@@ -332,7 +340,10 @@ mod synthetic {
     pub fn stage_11s_recording_passes() {
         // Stage 11's 128 x 64 tile: 1024 keys are 16 tiles; causal, block b sees 128 (b + 1)
         // keys, 2 (b + 1) tiles.
-        let shape = (stage11_wgmma::tiles::BLOCK_Q, stage11_wgmma::tiles::BLOCK_KV);
+        let shape = (
+            stage11_wgmma::tiles::BLOCK_Q,
+            stage11_wgmma::tiles::BLOCK_KV,
+        );
         assert_eq!(shape, (128, 64));
         let problem = Problem::new(1, 2, 1024, 128);
         let t = Timeline::from_buffer(&stage11(&problem, |_| 16)).unwrap();
@@ -346,8 +357,13 @@ mod synthetic {
         let tiles = assert_every_design("11 (wgmma)", &causal, &t);
         assert_serial(&causal, &t, &tiles, shape);
         // The same recording read with stage 17's 128-key tile has too many tiles.
-        let wide = (stage17_wide_tile::tiles::BLOCK_Q, stage17_wide_tile::tiles::BLOCK_KV);
-        assert!(harness::testing::expect_panic(|| assert_serial(&causal, &t, &tiles, wide)).is_ok());
+        let wide = (
+            stage17_wide_tile::tiles::BLOCK_Q,
+            stage17_wide_tile::tiles::BLOCK_KV,
+        );
+        assert!(
+            harness::testing::expect_panic(|| assert_serial(&causal, &t, &tiles, wide)).is_ok()
+        );
     }
 
     pub fn a_producer_and_two_consumers_pass() {
