@@ -1,18 +1,54 @@
 //! The bench without a GPU: the sweep and its skips, rows, JSON and CSV round trips,
 //! plots and the results table from fixture data, the baselines' JSON Lines, and the
 //! counting/summary parts of `sass.sh` and `ncu.sh` on real (trimmed) tool output.
+//!
+//! Some tests need what only the repository has (the fixtures, the runs of record, the
+//! scripts; the GPU bundle lacks them), python3, compiled kernels, or no GPU: where this
+//! machine lacks it, each is reported ignored, with the reason, never passed having
+//! checked nothing (`harness = false`: `harness::testing`).
 
 use flashlab::bench::{
     self, BenchResults, CSV_COLUMNS, Plan, Row, RowKind, Status, Sweep, baselines, output, plots,
     shape_label,
 };
 use flashlab::stages::find;
-use harness::testing::skip;
+use harness::testing::{Checked, Needs, Skipped};
 use harness::timing::TimingProtocol;
 use harness::{DType, Problem};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+harness::test_main!(Needs::Cpu => [
+    the_default_sweep_follows_the_shape_rule,
+    the_shape_rule_says_batch_one_when_tokens_are_below_every_seqlen,
+    bad_sweeps_are_refused_before_any_gpu_work,
+    stage_one_is_skipped_past_4096_and_says_how_much_memory,
+    the_plan_is_printed_without_a_gpu,
+    json_round_trips_exactly,
+    a_row_keeps_the_flat_shape_fields_and_refuses_what_it_cannot_write,
+    the_baselines_status_reads_and_writes_its_three_states,
+    csv_round_trips_every_field,
+    the_committed_csv_files_are_what_their_json_makes,
+    written_files_read_back,
+    derived_numbers_use_the_harness_flop_count,
+    only_rows_that_passed_are_plotted,
+    plots_are_written_and_deterministic,
+    the_ladder_is_drawn_from_two_branches_deterministically,
+    the_results_table_marks_failures_and_skips,
+    dates_are_iso_utc,
+    baseline_json_lines_become_rows,
+    the_embedded_script_is_the_committed_one_and_passes_its_self_test,
+    sass_counts_match_an_independent_count_of_real_cuobjdump_output,
+    the_ncu_summary_reads_a_real_raw_export,
+    without_a_gpu_the_commands_say_so_clearly,
+    dump_fatbin_writes_the_embedded_kernels,
+    the_kernels_compared_are_the_timed_ones,
+    the_decode_records_regenerate_their_tables_and_plots,
+    the_read_floor_gets_a_column_and_a_ratio,
+    the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test,
+    decode_baseline_lines_become_rows,
+]);
 
 /// Made-up numbers with every row status (ok, skipped, check-failed) and a CSV-hostile reason.
 const SMALL: &str = include_str!("fixtures/bench-small.json");
@@ -48,7 +84,6 @@ fn default_sweep() -> Sweep {
     }
 }
 
-#[test]
 fn the_default_sweep_follows_the_shape_rule() {
     let shapes = default_sweep().shapes();
     assert_eq!(shapes.len(), 6 * 2 * 2);
@@ -68,7 +103,6 @@ fn the_default_sweep_follows_the_shape_rule() {
 
 /// The rule's words follow the numbers: with --tokens 1 (the issues' batch-1 shapes) it
 /// says batch 1, not a count of query rows that holds only for the default.
-#[test]
 fn the_shape_rule_says_batch_one_when_tokens_are_below_every_seqlen() {
     assert_eq!(
         bench::shape_rule(1, 16, &[4096, 8192, 16384]),
@@ -78,7 +112,6 @@ fn the_shape_rule_says_batch_one_when_tokens_are_below_every_seqlen() {
     assert!(default.contains("131072 query rows"), "{default}");
 }
 
-#[test]
 fn bad_sweeps_are_refused_before_any_gpu_work() {
     let mut s = default_sweep();
     s.seqlens.clear();
@@ -108,7 +141,6 @@ fn bad_sweeps_are_refused_before_any_gpu_work() {
     assert_eq!(numbers, [2, 1]);
 }
 
-#[test]
 fn stage_one_is_skipped_past_4096_and_says_how_much_memory() {
     let naive = find(1).unwrap();
     let max = bench::DEFAULT_MAX_WORKSPACE_GIB;
@@ -130,7 +162,6 @@ fn stage_one_is_skipped_past_4096_and_says_how_much_memory() {
     assert_eq!(bench::plan_row(find(2).unwrap(), &long, 0.0), Plan::Run);
 }
 
-#[test]
 fn the_plan_is_printed_without_a_gpu() {
     let config = bench::BenchConfig {
         sweep: default_sweep(),
@@ -151,7 +182,6 @@ fn the_plan_is_printed_without_a_gpu() {
     );
 }
 
-#[test]
 fn json_round_trips_exactly() {
     for text in [SMALL, H200] {
         let results: BenchResults = serde_json::from_str(text).unwrap();
@@ -160,7 +190,6 @@ fn json_round_trips_exactly() {
     }
 }
 
-#[test]
 fn a_row_keeps_the_flat_shape_fields_and_refuses_what_it_cannot_write() {
     let shape = Problem {
         causal: true,
@@ -194,7 +223,6 @@ fn a_row_keeps_the_flat_shape_fields_and_refuses_what_it_cannot_write() {
     assert!(err.contains("only MHA shapes"), "{err}");
 }
 
-#[test]
 fn the_baselines_status_reads_and_writes_its_three_states() {
     use bench::Baselines;
     let environment = serde_json::json!({ "torch": "2.11.0" });
@@ -227,11 +255,15 @@ fn the_baselines_status_reads_and_writes_its_three_states() {
     assert!(err.contains("ran, skipped or not requested"), "{err}");
 }
 
-#[test]
 fn csv_round_trips_every_field() {
     let results = small();
     let csv = results.to_csv();
-    let records = bench::parse_csv(&csv).unwrap();
+    let records: Vec<Vec<String>> = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(csv.as_bytes())
+        .deserialize()
+        .collect::<Result<_, _>>()
+        .unwrap();
     assert_eq!(records[0], CSV_COLUMNS);
     assert_eq!(records.len(), results.rows.len() + 1);
     let col = |name: &str| CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
@@ -256,10 +288,31 @@ fn csv_round_trips_every_field() {
             .iter()
             .any(|r| r[col("reason")].contains("\"quoted\", with comma"))
     );
-    assert!(bench::parse_csv("a,\"b").is_err());
 }
 
-#[test]
+/// The runs of record's `bench.csv` are what `to_csv` makes of their `bench.json`, byte
+/// for byte: the CSV writer may change, the files it wrote may not.
+fn the_committed_csv_files_are_what_their_json_makes() -> Checked {
+    let results = root().join("bench/results");
+    let mut compared = 0;
+    for entry in std::fs::read_dir(&results)
+        .map_err(|e| Skipped(format!("{}: {e} (GPU bundle)", results.display())))?
+    {
+        let dir = entry.unwrap().path();
+        let (json, csv) = (dir.join("bench.json"), dir.join("bench.csv"));
+        if !(json.exists() && csv.exists()) {
+            continue;
+        }
+        let expected = std::fs::read_to_string(&csv).unwrap();
+        let made = BenchResults::read(&json).unwrap().to_csv();
+        assert!(made == expected, "{} differs from to_csv", csv.display());
+        compared += 1;
+    }
+    // h200-2026-11-21, h100-2026-11-24-stages-1-9, record, record-hopper, record-ladder.
+    assert!(compared >= 5, "only {compared} runs with a bench.csv");
+    Ok(())
+}
+
 fn written_files_read_back() {
     let dir = temp_dir("write");
     let results = small();
@@ -291,7 +344,6 @@ fn written_files_read_back() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
 fn derived_numbers_use_the_harness_flop_count() {
     let results = small();
     for row in &results.rows {
@@ -320,7 +372,6 @@ fn derived_numbers_use_the_harness_flop_count() {
     );
 }
 
-#[test]
 fn only_rows_that_passed_are_plotted() {
     let results = small();
     let series = plots::series_of(
@@ -361,7 +412,6 @@ fn only_rows_that_passed_are_plotted() {
     assert!((s - 4.9 / 1.1).abs() < 1e-3, "{s}");
 }
 
-#[test]
 fn plots_are_written_and_deterministic() {
     for (name, text) in [("small", SMALL), ("h200", H200)] {
         let results: BenchResults = serde_json::from_str(text).unwrap();
@@ -403,7 +453,6 @@ fn plots_are_written_and_deterministic() {
 
 /// Stages of two branches make the ladder at a glance: two charts and a table, the same
 /// bytes from the same JSON, listed by `file_names` (which the book's checks read).
-#[test]
 fn the_ladder_is_drawn_from_two_branches_deterministically() {
     use flashlab::bench::ladder::{LADDER_CAUSAL_SVG, LADDER_FILES, LADDER_SVG, LADDER_TABLE_MD};
     let results: BenchResults = serde_json::from_str(LADDER).unwrap();
@@ -484,7 +533,6 @@ fn the_ladder_is_drawn_from_two_branches_deterministically() {
     std::fs::remove_dir_all(b).unwrap();
 }
 
-#[test]
 fn the_results_table_marks_failures_and_skips() {
     let table = output::results_table(&small());
     assert!(table.contains("#### Head dim 64, causal"), "{table}");
@@ -512,7 +560,6 @@ fn the_results_table_marks_failures_and_skips() {
     assert!(real.contains("**NVIDIA H200**"), "{real}");
 }
 
-#[test]
 fn dates_are_iso_utc() {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
     let at = |secs: u64| bench::format_utc(UNIX_EPOCH + Duration::from_secs(secs));
@@ -533,7 +580,6 @@ fn dates_are_iso_utc() {
     assert!(!bench::GIT_COMMIT.is_empty());
 }
 
-#[test]
 fn baseline_json_lines_become_rows() {
     let lines = r#"{"kind": "meta", "torch": "2.11.0", "planned": 2}
 a library printing to stdout
@@ -553,69 +599,64 @@ a library printing to stdout
     assert!(meta.is_err() && rows.is_empty());
 }
 
-#[test]
-fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() {
-    assert_embedded_script("bench/baselines.py", baselines::SCRIPT);
+fn the_embedded_script_is_the_committed_one_and_passes_its_self_test() -> Checked {
+    assert_embedded_script("bench/baselines.py", baselines::SCRIPT)
 }
 
 /// The script at `path` is the one the binary embeds, and its `--self-test` passes
-/// (skipped where the repository or python3 is absent).
-fn assert_embedded_script(path: &str, embedded: &str) {
+/// (`Err` where the repository or python3 is absent).
+fn assert_embedded_script(path: &str, embedded: &str) -> Checked {
     let on_disk = root().join(path);
     let Ok(text) = std::fs::read_to_string(&on_disk) else {
-        skip(format!("{} not present (GPU bundle)", on_disk.display()));
-        return;
+        return Err(Skipped(format!(
+            "{} not present (GPU bundle)",
+            on_disk.display()
+        )));
     };
     assert_eq!(text, embedded);
-    let Ok(out) = Command::new("python3")
+    let out = Command::new("python3")
         .arg(&on_disk)
         .arg("--self-test")
         .output()
-    else {
-        skip("no python3");
-        return;
-    };
+        .map_err(|e| Skipped(format!("no python3: {e}")))?;
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    Ok(())
 }
 
-/// Runs a bundle script from the repository (skipped in the GPU bundle, which has no
-/// fixtures folder) and returns its stdout.
-fn script(name: &str, args: &[&str]) -> Option<String> {
+/// Runs a bundle script from the repository and returns its stdout; `Err` in the GPU
+/// bundle, which has no fixtures folder.
+fn script(name: &str, args: &[&str]) -> Result<String, Skipped> {
     let path = root().join("scripts/bundle").join(name);
     let fixtures = root().join("tests/fixtures");
     if !path.exists() || !fixtures.exists() {
-        skip(format!(
+        return Err(Skipped(format!(
             "{} or the fixtures are not present (GPU bundle)",
             path.display()
-        ));
-        return None;
+        )));
     }
     let out = Command::new("bash")
         .arg(&path)
         .args(args)
         .current_dir(root())
         .output()
-        .ok()?;
+        .map_err(|e| Skipped(format!("bash could not be run: {e}")))?;
     assert!(
         out.status.success(),
         "{name} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some(String::from_utf8(out.stdout).unwrap())
+    Ok(String::from_utf8(out.stdout).unwrap())
 }
 
-#[test]
-fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() {
-    let Some(table) = script(
+fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() -> Checked {
+    let table = script(
         "sass.sh",
         &["--count", "tests/fixtures/sass-stage5-excerpt.sass"],
-    ) else {
-        return;
-    };
+    )?;
     let lines: Vec<Vec<&str>> = table
         .lines()
         .map(|l| l.split_whitespace().collect())
@@ -646,23 +687,19 @@ fn sass_counts_match_an_independent_count_of_real_cuobjdump_output() {
             "--arch",
             "sm_90a",
         ],
-    )
-    .unwrap();
+    )?;
     assert_eq!(only.lines().count(), 2);
+    Ok(())
 }
 
-#[test]
-fn the_ncu_summary_reads_a_real_raw_export() {
-    if Command::new("python3").arg("--version").output().is_err() {
-        skip("no python3");
-        return;
+fn the_ncu_summary_reads_a_real_raw_export() -> Checked {
+    if let Err(e) = Command::new("python3").arg("--version").output() {
+        return Err(Skipped(format!("no python3: {e}")));
     }
-    let Some(summary) = script(
+    let summary = script(
         "ncu.sh",
         &["--summarize", "tests/fixtures/ncu-raw-stage3-h200.csv"],
-    ) else {
-        return;
-    };
+    )?;
     for expected in [
         "kernel       tensor_cores_bf16_d128",
         "174 registers/thread",
@@ -685,13 +722,12 @@ fn the_ncu_summary_reads_a_real_raw_export() {
         !summary.contains("selected 1.00"),
         "'selected' is not a stall"
     );
+    Ok(())
 }
 
-#[test]
-fn without_a_gpu_the_commands_say_so_clearly() {
+fn without_a_gpu_the_commands_say_so_clearly() -> Checked {
     if harness::Gpu::open().is_ok() {
-        skip("a GPU is present");
-        return;
+        return Err(Skipped::because("a GPU is present"));
     }
     let exe = env!("CARGO_BIN_EXE_flashlab");
     let run = |args: &[&str]| Command::new(exe).args(args).output().unwrap();
@@ -712,14 +748,15 @@ fn without_a_gpu_the_commands_say_so_clearly() {
     let out = run(&["bench", "--dry-run", "--quick"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("stage rows to run"));
+    Ok(())
 }
 
-#[test]
-fn dump_fatbin_writes_the_embedded_kernels() {
+fn dump_fatbin_writes_the_embedded_kernels() -> Checked {
     let info = find(2).unwrap().info();
     if let Some(reason) = info.kernels.not_compiled_reason() {
-        skip(format!("stage 2's kernels were not compiled: {reason}"));
-        return;
+        return Err(Skipped(format!(
+            "stage 2's kernels were not compiled: {reason}"
+        )));
     }
     let dir = temp_dir("fatbin");
     let path = dir.join("s2.fatbin");
@@ -735,30 +772,58 @@ fn dump_fatbin_writes_the_embedded_kernels() {
     );
     assert_eq!(std::fs::read(&path).unwrap(), info.kernels.fatbin);
     std::fs::remove_dir_all(dir).unwrap();
+    Ok(())
+}
+
+/// What a run of stage 11 loads is its timed kernel, not the timeline kernel that
+/// shares its dtype and head dim suffix.
+fn the_kernels_compared_are_the_timed_ones() -> Checked {
+    let stage = find(11).unwrap();
+    if let Some(reason) = stage.info().kernels.not_compiled_reason() {
+        return Err(Skipped(format!(
+            "stage 11's kernels were not compiled: {reason}"
+        )));
+    }
+    let names: Vec<String> =
+        bench::compare::kernels_for(stage, &Problem::new(1, 1, 128, 128), "sm_90a")
+            .into_iter()
+            .map(|r| r.kernel)
+            .collect();
+    assert_eq!(names, ["wgmma_bf16_d128"]);
+    Ok(())
 }
 
 /// The decode run of record's table is what `flashlab plots` makes of its JSON (generated,
 /// never typed), its plots are drawn for the book's column, and its rows say what the
 /// chapter says of them: every stage row checked and passed.
-#[test]
-fn the_decode_records_regenerate_their_tables_and_plots() {
-    for record in [
+fn the_decode_records_regenerate_their_tables_and_plots() -> Checked {
+    // Those present are checked all the same; any absent one leaves the test ignored.
+    let missing: Vec<String> = [
         "record-decode",
         "record-decode-fused",
         "record-decode-d256",
         "record-decode-h100",
         "record-decode-h100-slab-read",
-    ] {
-        check_decode_record(record);
+    ]
+    .into_iter()
+    .filter_map(|record| check_decode_record(record).err())
+    .map(|Skipped(reason)| reason)
+    .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Skipped(missing.join("; ")))
     }
 }
 
-fn check_decode_record(record: &str) {
+fn check_decode_record(record: &str) -> Checked {
     use flashlab::bench::decode::{DecodeResults, PLOT_FILES, decode_table, write_plots};
     let dir = root().join("bench/results").join(record);
     let Ok(results) = DecodeResults::read(&dir.join("decode.json")) else {
-        skip(format!("{} not present (GPU bundle)", dir.display()));
-        return;
+        return Err(Skipped(format!(
+            "{} not present (GPU bundle)",
+            dir.display()
+        )));
     };
     let table = std::fs::read_to_string(dir.join("decode-table.md")).unwrap();
     assert_eq!(decode_table(&results), table);
@@ -795,21 +860,22 @@ fn check_decode_record(record: &str) {
         assert!(smallest >= 12.0, "{}: {smallest} px", path.display());
     }
     let _ = std::fs::remove_dir_all(&out);
+    Ok(())
 }
 
 /// A run that measured each shape's read floor gets its column and the newest stage's
 /// ratio to it, computed from the rows; one without (stage 14's record, before the floor)
 /// keeps its table.
-#[test]
-fn the_read_floor_gets_a_column_and_a_ratio() {
+fn the_read_floor_gets_a_column_and_a_ratio() -> Checked {
     use flashlab::bench::decode::{DecodeResults, READ_FLOOR, decode_table};
     let results = root().join("bench/results");
     let (Ok(fused), Ok(older)) = (
         DecodeResults::read(&results.join("record-decode-fused/decode.json")),
         DecodeResults::read(&results.join("record-decode/decode.json")),
     ) else {
-        skip("the decode records are not present (GPU bundle)");
-        return;
+        return Err(Skipped::because(
+            "the decode records are not present (GPU bundle)",
+        ));
     };
     let table = decode_table(&fused);
     let head = table.lines().find(|l| l.starts_with("| batch")).unwrap();
@@ -855,17 +921,16 @@ fn the_read_floor_gets_a_column_and_a_ratio() {
             .unwrap()
             .ends_with("the L2 flushed before each launch.")
     );
+    Ok(())
 }
 
-#[test]
-fn the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test() {
+fn the_embedded_decode_script_is_the_committed_one_and_passes_its_self_test() -> Checked {
     // It imports baselines.py's helpers from beside it, as the bench writes them.
-    assert_embedded_script("bench/decode_baselines.py", flashlab::bench::decode::SCRIPT);
+    assert_embedded_script("bench/decode_baselines.py", flashlab::bench::decode::SCRIPT)
 }
 
 /// decode_baselines.py's lines become decode rows; a line that is not JSON is passed on,
 /// not fatal, as for the prefill baselines.
-#[test]
 fn decode_baseline_lines_become_rows() {
     let text = r#"{"kind": "meta", "device": "H100"}
 a library printing to stdout

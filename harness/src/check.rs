@@ -294,7 +294,8 @@ mod tests {
     /// the row sum, against a max up to 8 below the true one as the lazy rescale leaves it)
     /// passes on the grid's smallest multi-key shape for every seed tried, and an LSE off by
     /// a few of the dtype's roundings does not. With the bound on the error the dtype's
-    /// math happened to make, such an LSE failed on 2 of 20 GPU runs (one seed is below).
+    /// math happened to make, such an LSE failed on 2 of 20 GPU runs (one seed is below,
+    /// found with the Box-Muller sampler since replaced: its inputs are not those now).
     #[test]
     fn lse_bound_holds_for_p_rounded_before_the_sum() {
         for dtype in DType::ALL {

@@ -8,6 +8,7 @@
 use crate::{DType, Problem};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
 pub const MEAN: f32 = 0.5;
@@ -85,6 +86,7 @@ pub fn fresh_seed() -> u64 {
 /// streams depend only on (seed, chunk index), so a seed always gives the same tensor.
 pub(crate) fn normal_bits(n: usize, dtype: DType, seed: u64) -> Vec<u16> {
     const CHUNK: usize = 1 << 16;
+    let normal = Normal::new(MEAN, STD_DEV).expect("a finite, positive standard deviation");
     let mut out = vec![0u16; n];
     out.par_chunks_mut(CHUNK)
         .enumerate()
@@ -93,15 +95,8 @@ pub(crate) fn normal_bits(n: usize, dtype: DType, seed: u64) -> Vec<u16> {
                 seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)
                     .wrapping_add(i as u64),
             );
-            for pair in chunk.chunks_mut(2) {
-                // Box-Muller: two independent standard normals from two uniforms.
-                let u1: f32 = rng.random::<f32>().max(f32::MIN_POSITIVE);
-                let u2: f32 = rng.random();
-                let r = (-2.0 * u1.ln()).sqrt();
-                let theta = std::f32::consts::TAU * u2;
-                for (slot, z) in pair.iter_mut().zip([r * theta.cos(), r * theta.sin()]) {
-                    *slot = dtype.to_bits(MEAN + STD_DEV * z);
-                }
+            for slot in chunk {
+                *slot = dtype.to_bits(normal.sample(&mut rng));
             }
         });
     out
@@ -120,11 +115,19 @@ mod tests {
         assert_eq!(a.q, b.q);
         assert_ne!(a.q, c.q);
         assert_ne!(a.q, a.k, "Q and K must be drawn independently");
+        // 128000 elements span two parallel chunks: each has its own stream.
+        assert_ne!(a.q[..1000], a.q[1 << 16..(1 << 16) + 1000]);
         let q = a.to_f64(&a.q);
         let mean = q.iter().sum::<f64>() / q.len() as f64;
         let var = q.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / q.len() as f64;
         assert!((mean - 0.5).abs() < 0.02, "mean {mean}");
         assert!((var.sqrt() - 1.0).abs() < 0.02, "std {}", var.sqrt());
+    }
+
+    /// Without `--seed`, each check draws its own inputs.
+    #[test]
+    fn fresh_seeds_differ() {
+        assert_ne!(fresh_seed(), fresh_seed());
     }
 
     #[test]

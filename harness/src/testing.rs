@@ -395,21 +395,6 @@ macro_rules! gpu_tests {
     };
 }
 
-/// For a test run by libtest's own harness (`#[test]`), which cannot report a test
-/// ignored once it runs: says on the process's stderr, past libtest's capture, that the
-/// running test could not check what it is for, and why. The caller then returns, and
-/// libtest counts the test as passed, so `.ci/run` moves each test that printed this line
-/// from its passed count to its skipped one. A test that may skip belongs in a
-/// `harness = false` binary ([`trial`]) instead; the callers left (tests/bench.rs and one
-/// unit test of the CLI's bench) are to move there.
-pub fn skip(reason: impl std::fmt::Display) {
-    use std::io::Write as _;
-    let thread = std::thread::current();
-    // libtest names each test's thread after the test (except with one test thread).
-    let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
-    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

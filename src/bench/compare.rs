@@ -301,20 +301,8 @@ mod tests {
         assert_eq!(loaded_arch((12, 0), &built), None);
     }
 
-    /// What a run of stage 11 loads is its timed kernel, not the timeline kernel that
-    /// shares its dtype and head dim suffix.
-    #[test]
-    fn the_kernels_compared_are_the_timed_ones() {
-        let stage = crate::stages::find(11).unwrap();
-        if !stage.info().kernels.compiled() {
-            return harness::testing::skip("stage 11's kernels were not compiled");
-        }
-        let names: Vec<String> = kernels_for(stage, &Problem::new(1, 1, 128, 128), "sm_90a")
-            .into_iter()
-            .map(|r| r.kernel)
-            .collect();
-        assert_eq!(names, ["wgmma_bf16_d128"]);
-    }
+    // Which kernels a comparison loads is tested in tests/bench.rs, where a test that
+    // finds no compiled kernels is reported ignored rather than passed.
 
     #[test]
     fn tensor_cores_name_the_kinds_present() {

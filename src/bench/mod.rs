@@ -21,7 +21,7 @@ pub mod results;
 mod run;
 pub mod sweep;
 
-pub use output::{CSV_COLUMNS, parse_csv, row_line};
+pub use output::{CSV_COLUMNS, row_line};
 pub use results::{
     Baselines, BenchResults, FLOP_RULE, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status,
     SweepInfo, format_utc, utc_now,

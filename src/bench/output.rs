@@ -3,16 +3,18 @@
 
 use super::results::{Baselines, BenchResults, Row, RowKind, Status};
 use super::sweep::shape_label;
-use anyhow::{Result, bail};
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 
 impl BenchResults {
     /// One line per row; the GPU and commit repeated on each, so rows of several runs
-    /// can be concatenated and still say where they came from.
+    /// can be concatenated and still say where they came from. Fields are quoted only
+    /// where they need it (RFC 4180), as the committed runs' `bench.csv` files are.
     pub fn to_csv(&self) -> String {
-        let mut out = CSV_COLUMNS.join(",");
-        out.push('\n');
+        let mut out = csv::Writer::from_writer(Vec::new());
+        // Writing 22 fields a record into memory has no way to fail.
+        const NO_IO: &str = "CSV into memory";
+        out.write_record(CSV_COLUMNS).expect(NO_IO);
         for r in &self.rows {
             let opt = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
             let fields = [
@@ -42,11 +44,9 @@ impl BenchResults {
                 self.header.device.name.clone(),
                 self.header.git_commit.clone(),
             ];
-            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-            out.push_str(&line.join(","));
-            out.push('\n');
+            out.write_record(&fields).expect(NO_IO);
         }
-        out
+        String::from_utf8(out.into_inner().expect(NO_IO)).expect("every field is a String")
     }
 }
 
@@ -74,67 +74,6 @@ pub const CSV_COLUMNS: [&str; 22] = [
     "gpu",
     "git_commit",
 ];
-
-/// RFC 4180 quoting: fields with commas, quotes or line breaks are quoted, quotes doubled.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// Splits CSV text into records of fields (RFC 4180: quoted fields may hold commas,
-/// doubled quotes and line breaks). Used to read `bench.csv` back in tests and tools.
-pub fn parse_csv(text: &str) -> Result<Vec<Vec<String>>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut chars = text.chars().peekable();
-    let mut quoted = false;
-    let mut at_field_start = true;
-    while let Some(c) = chars.next() {
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    chars.next();
-                    field.push('"');
-                }
-                '"' => quoted = false,
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' if at_field_start => {
-                quoted = true;
-                at_field_start = false;
-            }
-            ',' => {
-                record.push(std::mem::take(&mut field));
-                at_field_start = true;
-            }
-            '\r' => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                at_field_start = true;
-            }
-            _ => {
-                field.push(c);
-                at_field_start = false;
-            }
-        }
-    }
-    if quoted {
-        bail!("CSV ends inside a quoted field");
-    }
-    if !field.is_empty() || !record.is_empty() {
-        record.push(field);
-        records.push(record);
-    }
-    Ok(records)
-}
 
 /// A progress bar on a terminal; one line per row otherwise (logs, remote runs).
 pub(crate) struct Progress {
