@@ -517,6 +517,17 @@ fn run_baselines(
     shapes: &[DecodeProblem],
     timing: TimingProtocol,
 ) -> Result<(serde_json::Value, Vec<DecodeRow>)> {
+    // The baselines take one cache length a shape (`seqlen_k` in the script: every
+    // sequence's length), as the sweep's shapes have.
+    if let Some(p) = shapes
+        .iter()
+        .find(|p| p.seqlens_k.iter().any(|&l| l != p.capacity()))
+    {
+        bail!(
+            "the decode baselines take one cache length for every sequence of a shape; this shape has lengths {:?}",
+            p.seqlens_k
+        );
+    }
     let shapes_json: Vec<serde_json::Value> = shapes
         .iter()
         .map(|p| {

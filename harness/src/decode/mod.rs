@@ -506,7 +506,7 @@ pub fn check_splits(p: &DecodeProblem, splits: usize) -> Result<()> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecodeParams {
     /// Q, K, V (the cache or the page pool), O and LSE as every stage has them; `seqlen_k`
-    /// holds the contiguous cache's capacity (rows per sequence).
+    /// is the longest sequence's length, the bound of every `seqlens_k[b]`.
     pub attn: AttnParams,
     /// `[batch]` i32 cache lengths.
     pub seqlens_k: u64,
@@ -529,6 +529,9 @@ pub struct DecodeParams {
     /// for the stages that merge in the last split's block (stage 15 on). Zero before a
     /// launch, and zero again after it (the last split resets its tile's count).
     pub split_counters: u64,
+    /// Rows per sequence of a contiguous cache (where key j of sequence b is row
+    /// `b * cache_capacity + j`); 0 for a paged cache, whose rows the page table gives.
+    pub cache_capacity: i32,
 }
 
 // SAFETY: plain old data with the C layout `decode.cuh` declares.
@@ -784,9 +787,14 @@ mod tests {
                 offset_of!(DecodeParams, split_counters),
                 160,
             ),
+            (
+                "cache_capacity",
+                offset_of!(DecodeParams, cache_capacity),
+                168,
+            ),
         ] {
             assert_eq!(got, want, "offset of DecodeParams::{field}");
         }
-        assert_eq!(std::mem::size_of::<DecodeParams>(), 168);
+        assert_eq!(std::mem::size_of::<DecodeParams>(), 176);
     }
 }

@@ -249,6 +249,10 @@ fn run_checked(
         tiles_per_split: tiles.key_tiles(p).div_ceil(splits) as i32,
         group: p.group() as i32,
         split_counters: split_counters.device_ptr(stream).0,
+        cache_capacity: match p.layout {
+            KvLayout::Contiguous => p.capacity() as i32,
+            KvLayout::Paged { .. } => 0,
+        },
     };
     let args = DecodeLaunch {
         problem: p,

@@ -9,8 +9,9 @@
 
 namespace flashlab {
 
-// AttnParams as every stage has it (attn.seqlen_k is the contiguous cache's capacity),
-// then what decode adds: a length per sequence, the page table, the split results.
+// AttnParams as every stage has it (attn.seqlen_k is the longest sequence's length, the
+// bound of every seqlens_k[b]), then what decode adds: a length per sequence, the page
+// table, the split results, and the contiguous cache's rows per sequence.
 struct DecodeParams {
     AttnParams attn;
     const int* seqlens_k;     // [batch]
@@ -22,13 +23,15 @@ struct DecodeParams {
     int tiles_per_split;      // key tiles per split
     int group;                // query heads per K/V head
     int* split_counters;      // [batch * kv_heads, row tiles] splits done, zero between launches (stage 15 on)
+    int cache_capacity;       // rows per sequence of a contiguous cache; 0 for a paged one
 };
 static_assert(offsetof(DecodeParams, seqlens_k) == 104 && offsetof(DecodeParams, block_table) == 112 &&
                   offsetof(DecodeParams, o_partial) == 120 && offsetof(DecodeParams, lse_partial) == 128 &&
                   offsetof(DecodeParams, page_size) == 136 && offsetof(DecodeParams, page_shift) == 140 &&
                   offsetof(DecodeParams, pages_per_seq) == 144 && offsetof(DecodeParams, num_splits) == 148 &&
                   offsetof(DecodeParams, tiles_per_split) == 152 && offsetof(DecodeParams, group) == 156 &&
-                  offsetof(DecodeParams, split_counters) == 160 && sizeof(DecodeParams) == 168,
+                  offsetof(DecodeParams, split_counters) == 160 && offsetof(DecodeParams, cache_capacity) == 168 &&
+                  sizeof(DecodeParams) == 176,
               "DecodeParams differs from harness/src/decode/mod.rs");
 
 // ANCHOR: cache_row
@@ -36,7 +39,7 @@ static_assert(offsetof(DecodeParams, seqlens_k) == 104 && offsetof(DecodeParams,
 // decode_index.cuh's cache_row finds (contiguous, or through the page table), times the
 // row's kv_heads * head_dim elements.
 FL_HOST_DEVICE long long cache_row_offset(const DecodeParams& p, int b, int j, int kv_head) {
-    const long long row = cache_row(p.block_table, p.pages_per_seq, p.page_size, p.page_shift, p.attn.seqlen_k, b, j);
+    const long long row = cache_row(p.block_table, p.pages_per_seq, p.page_size, p.page_shift, p.cache_capacity, b, j);
     return (row * p.attn.kv_heads + kv_head) * p.attn.head_dim;
 }
 // ANCHOR_END: cache_row
