@@ -10,7 +10,7 @@
 use super::plots::{
     FIGURE_W, MIN_TEXT_PX, baseline_color, figure_subtitle, font, nice_ceiling, plot_err,
 };
-use super::results::{BenchResults, Row, RowKind, Status};
+use super::results::{BenchResults, Row, RowKind};
 use anyhow::{Context as _, Result};
 use harness::{GpuArch, StageInfo, WorkloadKind};
 use plotters::element::DashedPathElement;
@@ -192,9 +192,8 @@ fn tflops_text(t: f64) -> String {
 fn cell(row: Option<&Row>) -> String {
     match row {
         Some(r) if r.plottable() => tflops_text(r.tflops.unwrap_or(0.0)),
-        Some(r) if r.status == Status::CheckFailed => "FAIL".into(),
-        Some(r) if r.status == Status::Error => "err".into(),
-        _ => "-".into(),
+        Some(r) => r.status.table_mark().into(),
+        None => "-".into(),
     }
 }
 

@@ -300,11 +300,9 @@ fn cell(r: &Row) -> String {
             (Some(t), Some(p)) if p < 10.0 => format!("{} ({p:.1}%)", sig3(t)),
             (Some(t), Some(p)) => format!("{} ({p:.0}%)", sig3(t)),
             (Some(t), None) => sig3(t),
-            _ => "-".into(),
+            _ => r.status.table_mark().into(),
         },
-        Status::CheckFailed => "FAIL".into(),
-        Status::Error => "err".into(),
-        Status::Skipped => "-".into(),
+        status => status.table_mark().into(),
     }
 }
 

@@ -65,6 +65,16 @@ impl Status {
             Status::Error => "error",
         }
     }
+
+    /// What a results table shows for a row without a time to show: `FAIL` (failed its
+    /// check), `err` (failed to run), `-` (not run, or no time). The tables' legends say so.
+    pub fn table_mark(self) -> &'static str {
+        match self {
+            Status::CheckFailed => "FAIL",
+            Status::Error => "err",
+            Status::Ok | Status::Skipped => "-",
+        }
+    }
 }
 
 /// One row of results: a stage or a baseline on one shape.
