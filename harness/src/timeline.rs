@@ -635,9 +635,8 @@ pub fn summarize(timeline: &Timeline) -> Vec<PhaseStat> {
 /// (`<prefix>_timeline_bf16_d<D>`; stage 18 adds 256), or [`HEAD_DIMS`], which every
 /// timeline stage builds, where the stage was built without nvcc.
 pub fn timeline_head_dims(info: &StageInfo) -> Vec<usize> {
-    let mut dims: Vec<usize> = info
-        .kernels
-        .resources()
+    // The ptxas report alone names the kernels; the SASS counts `resources()` adds are not needed.
+    let mut dims: Vec<usize> = kernel_build::parse_ptxas_report(info.kernels.ptxas_report)
         .iter()
         .filter_map(|r| r.kernel.split("_timeline_bf16_d").nth(1)?.parse().ok())
         .collect();
