@@ -25,7 +25,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage16_overlap::STAGE,
     &stage17_wide_tile::STAGE,
     &stage18_head_dim_256::STAGE,
-    &stage19_poly_exp2::STAGE,
+    &stage19_lazy_rescale::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -1,7 +1,7 @@
-//! Stage 19 — part of the exponentials on the FMA units: stage 18's kernel, with some of
-//! the softmax's 2^x computed by a cubic polynomial on the FMA pipe instead of MUFU.EX2 on
-//! the special-function units, which are the softmax's bottleneck. Hopper only (sm_90a).
-//! Book: "Stage 19: exponentials on two units".
+//! Stage 19 — the lazy rescale at every head dim: stage 18's kernel, whose online softmax
+//! skips O's rescale unless a row's max rose by more than 8 (log2 units) at D = 64 too, not
+//! only at D = 128 and 256. Hopper only (sm_90a).
+//! Book: "Stage 19: the lazy rescale everywhere".
 
 use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
@@ -12,8 +12,8 @@ pub static KERNELS: KernelBundle = harness::include_kernels!();
 pub static INFO: StageInfo = StageInfo {
     number: 19,
     builds_on: Some(18),
-    slug: "poly-exp2",
-    idea: "part of the exponentials on the FMA units: 2^x as a cubic polynomial beside MUFU.EX2",
+    slug: "lazy-rescale",
+    idea: "the lazy rescale at every head dim: O rescaled only when a row max rises by more than 8, at d64 too",
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Hgmma,
     timeline: true,
@@ -25,7 +25,7 @@ pub static INFO: StageInfo = StageInfo {
 /// Stage 18's warpgroups, ring and tiles.
 pub static STAGE: TmaStage = TmaStage {
     info: &INFO,
-    kernel: "pexp2",
+    kernel: "lazy",
     tiles: QTiles {
         warps: tiles::WARPS,
         block_q: tiles::BLOCK_Q,
