@@ -77,7 +77,7 @@ template <typename T, int D, bool TIMELINE>
 __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const Tiles<T, D>& s, const BlockWork& w, int wg) {
     Timeline<TIMELINE> tl(p, 1 + wg);
     WarpgroupMma<T, D, BLOCK_Q<D>, BLOCK_KV<D>> mma(s.q, wg);
-    OnlineSoftmax<D, BLOCK_KV<D>, true> softmax;  // lazy at every D (book: "The lazy rescale everywhere")
+    OnlineSoftmax<D, BLOCK_KV<D>, true> softmax;  // lazy at every D (book: "Why it pays here and not in stage 9")
     const int row[2] = {w.q_start + mma.row(0), w.q_start + mma.row(1)};
     // ANCHOR: turns
     // A consumer issues S = Q K^T only on its turn (bar.sync on its own barrier, which
