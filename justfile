@@ -174,16 +174,10 @@ book-tools:
         cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
     fi
 
-# Draw the diagrams (layout-viz book) and the runs of record's plots and tables (`just plots`; the ladder at a glance, the sweep of stages 1-11, the Hopper stages' and decode's; tests/book.rs reads this list), then build the book into book/build
+# Draw the diagrams (layout-viz book) and what the book takes from the runs of record (`just plots`: bench/records/book.txt lists it), then build the book into book/build
 book: book-tools _layout-viz _flashlab _playground
     cargo run --quiet -p layout-viz -- book --out book/src/generated
-    cargo run --release --quiet -- plots --from bench/results/record-ladder/bench.json --out book/src/generated/bench-ladder
-    cargo run --release --quiet -- plots --from bench/results/record/bench.json --out book/src/generated/bench
-    cargo run --release --quiet -- plots --from bench/results/record-hopper/bench.json --out book/src/generated/bench-hopper
-    mkdir -p book/src/generated/timelines && cp bench/results/record-hopper/timelines/*.svg book/src/generated/timelines/
-    cargo run --release --quiet -- plots --from bench/results/record-decode/decode.json --out book/src/generated/bench-decode
-    cargo run --release --quiet -- plots --from bench/results/record-decode-fused/decode.json --out book/src/generated/bench-decode-fused
-    cargo run --release --quiet -- plots --from bench/results/record-decode-h100-slab-read/decode.json --out book/src/generated/bench-decode-h100
+    cargo run --release --quiet -- plots --book
     cd book && "{{mdbook}}" build
 
 # The playground's module: layout-viz-wasm for wasm32, bound by wasm-bindgen, into book/src/generated/playground/.
@@ -212,9 +206,15 @@ book-check: book book-browser
 bench *FLAGS: _kernels
     cargo run --release --quiet -- bench {{FLAGS}}
 
-# SVG plots and results-table.md from a bench.json (default: the committed run of record, into the book)
-plots from="bench/results/record/bench.json" out="book/src/generated/bench": _flashlab
-    cargo run --release --quiet -- plots --from {{from}} --out {{out}}
+# Plots and tables: with no arguments, everything the book takes from the runs of record (bench/records/book.txt) into book/src/generated; `just plots FILE DIR` draws one bench.json or decode.json into DIR
+plots from="" out="bench/out": _flashlab
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ -z "{{from}}" ]; then
+        cargo run --release --quiet -- plots --book
+    else
+        cargo run --release --quiet -- plots --from "{{from}}" --out "{{out}}"
+    fi
 
 # Two stages side by side on one shape and seed: `just compare 3 4 --seqlen 8192 --causal`
 compare A B *FLAGS: _kernels

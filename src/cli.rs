@@ -54,14 +54,19 @@ pub enum Command {
     /// Check and time every stage on a sweep of shapes; JSON and CSV (and plots).
     #[command(long_about = BENCH_ABOUT)]
     Bench(BenchArgs),
-    /// Plots and the results table from a bench.json.
+    /// Plots and the results table from a bench.json (or a decode.json); with --book,
+    /// everything the book draws from the runs of record.
     Plots {
-        /// The bench.json to plot.
+        /// The bench.json (or decode.json) to plot.
         #[arg(long, value_name = "FILE", default_value = "bench/out/bench.json")]
         from: PathBuf,
         /// Where to write tflops-d*.svg, sol-percent.svg, speedups.svg, results-table.md.
         #[arg(long, value_name = "DIR", default_value = "bench/out")]
         out: PathBuf,
+        /// Draw what bench/records/book.txt lists into book/src/generated (run from the
+        /// repository root), instead of --from into --out.
+        #[arg(long, conflicts_with_all = ["from", "out"])]
+        book: bool,
     },
     /// Two stages side by side on one shape and seed: time, TFLOPS, error, resources.
     Compare(CompareArgs),

@@ -17,7 +17,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Resources { stage, arch, json } => resources(stage, arch.as_deref(), json),
         Command::Bench(args) if args.decode => crate::bench::decode::run(&args.decode_config()),
         Command::Bench(args) => crate::bench::run(&args.config()),
-        Command::Plots { from, out } => plots(&from, &out),
+        Command::Plots { book: true, .. } => book_plots(),
+        Command::Plots { from, out, .. } => plots(&from, &out),
         Command::Compare(args) => compare(args),
         Command::Timeline(args) => timeline(args),
         Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
@@ -574,6 +575,38 @@ fn resources(stage: Option<u32>, arch: Option<&str>, json: bool) -> Result<i32> 
     );
     for note in &notes {
         println!("{note}");
+    }
+    Ok(0)
+}
+
+/// Everything the book draws from the runs of record, as `bench/records/book.txt` lists it,
+/// from the repository root (the working directory).
+fn book_plots() -> Result<i32> {
+    use crate::bench::records::{BOOK_GENERATED, BookSource, book_list};
+    let root = std::path::Path::new("");
+    for entry in book_list(root)? {
+        let out = root.join(BOOK_GENERATED).join(&entry.to);
+        match &entry.source {
+            BookSource::Plots(from) => {
+                plots(&root.join(from), &out)?;
+            }
+            BookSource::Svgs(from) => {
+                std::fs::create_dir_all(&out)
+                    .with_context(|| format!("creating {}", out.display()))?;
+                let dir = root.join(from);
+                for file in
+                    std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+                {
+                    let path = file?.path();
+                    if path.extension().is_some_and(|e| e == "svg") {
+                        let to = out.join(path.file_name().unwrap());
+                        std::fs::copy(&path, &to)
+                            .with_context(|| format!("copying {}", path.display()))?;
+                        println!("copied {}", to.display());
+                    }
+                }
+            }
+        }
     }
     Ok(0)
 }

@@ -293,12 +293,10 @@ fn csv_round_trips_every_field() {
 /// The runs of record's `bench.csv` are what `to_csv` makes of their `bench.json`, byte
 /// for byte: the CSV writer may change, the files it wrote may not.
 fn the_committed_csv_files_are_what_their_json_makes() -> Checked {
-    let results = root().join("bench/results");
+    let runs = flashlab::bench::records::runs(&root())
+        .map_err(|e| Skipped(format!("{e:#} (GPU bundle)")))?;
     let mut compared = 0;
-    for entry in std::fs::read_dir(&results)
-        .map_err(|e| Skipped(format!("{}: {e} (GPU bundle)", results.display())))?
-    {
-        let dir = entry.unwrap().path();
+    for dir in runs {
         let (json, csv) = (dir.join("bench.json"), dir.join("bench.csv"));
         if !(json.exists() && csv.exists()) {
             continue;
@@ -308,7 +306,8 @@ fn the_committed_csv_files_are_what_their_json_makes() -> Checked {
         assert!(made == expected, "{} differs from to_csv", csv.display());
         compared += 1;
     }
-    // h200-2026-11-21, h100-2026-11-24-stages-1-9, record, record-hopper, record-ladder.
+    // h200-prefill: hopper, ladder, 2026-11-21-stages-1-5; h100-prefill: sweep,
+    // 2026-11-24-stages-1-9.
     assert!(compared >= 5, "only {compared} runs with a bench.csv");
     Ok(())
 }
@@ -799,11 +798,11 @@ fn the_kernels_compared_are_the_timed_ones() -> Checked {
 fn the_decode_records_regenerate_their_tables_and_plots() -> Checked {
     // Those present are checked all the same; any absent one leaves the test ignored.
     let missing: Vec<String> = [
-        "record-decode",
-        "record-decode-fused",
-        "record-decode-d256",
-        "record-decode-h100",
-        "record-decode-h100-slab-read",
+        "h100-decode/sweep",
+        "h100-decode/d256",
+        "h100-decode/2026-11-26-7ef4ebd",
+        "h100-decode/2026-11-25-stage-14",
+        "h200-decode/sweep",
     ]
     .into_iter()
     .filter_map(|record| check_decode_record(record).err())
@@ -818,7 +817,7 @@ fn the_decode_records_regenerate_their_tables_and_plots() -> Checked {
 
 fn check_decode_record(record: &str) -> Checked {
     use flashlab::bench::decode::{DecodeResults, PLOT_FILES, decode_table, write_plots};
-    let dir = root().join("bench/results").join(record);
+    let dir = root().join(flashlab::bench::records::RECORDS).join(record);
     let Ok(results) = DecodeResults::read(&dir.join("decode.json")) else {
         return Err(Skipped(format!(
             "{} not present (GPU bundle)",
@@ -838,7 +837,11 @@ fn check_decode_record(record: &str) -> Checked {
     for r in stage_rows.iter().filter(|r| r.kind == "heuristic") {
         assert!(r.splits.is_some_and(|s| s >= 1), "{r:?}");
     }
-    let out = std::env::temp_dir().join(format!("flashlab-{record}-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!(
+        "flashlab-{}-{}",
+        record.replace('/', "-"),
+        std::process::id()
+    ));
     std::fs::create_dir_all(&out).unwrap();
     let written = write_plots(&results, &out).unwrap();
     assert_eq!(written.len(), PLOT_FILES.len());
@@ -868,10 +871,10 @@ fn check_decode_record(record: &str) -> Checked {
 /// keeps its table.
 fn the_read_floor_gets_a_column_and_a_ratio() -> Checked {
     use flashlab::bench::decode::{DecodeResults, READ_FLOOR, decode_table};
-    let results = root().join("bench/results");
+    let records = root().join(flashlab::bench::records::RECORDS);
     let (Ok(fused), Ok(older)) = (
-        DecodeResults::read(&results.join("record-decode-fused/decode.json")),
-        DecodeResults::read(&results.join("record-decode/decode.json")),
+        DecodeResults::read(&records.join("h200-decode/sweep/decode.json")),
+        DecodeResults::read(&records.join("h100-decode/2026-11-25-stage-14/decode.json")),
     ) else {
         return Err(Skipped::because(
             "the decode records are not present (GPU bundle)",

@@ -232,30 +232,51 @@ fn figure_links(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The runs of record the book is drawn from, as `just book` plots them: every
-/// `plots --from <json> --out book/src/generated/<folder>` line of the justfile, read
-/// from there so the recipe and these checks share one list. A `bench.json` is a prefill
-/// run (`flashlab bench`), a `decode.json` a decode one (`flashlab bench --decode`).
+/// The book's list of what it draws from the runs of record (bench/records/book.txt),
+/// the one `flashlab plots --book` follows for `just book`.
+fn book_list() -> Vec<flashlab::bench::records::BookEntry> {
+    flashlab::bench::records::book_list(&root()).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+/// The runs of record the book plots, as (JSON, folder under book/src/generated). A
+/// `bench.json` is a prefill run (`flashlab bench`), a `decode.json` a decode one
+/// (`flashlab bench --decode`).
 fn records() -> Vec<(String, String)> {
-    let justfile = fs::read_to_string(root().join("justfile")).unwrap();
-    let records: Vec<(String, String)> = justfile
-        .lines()
-        .filter_map(|line| {
-            let from = line
-                .split(" plots --from ")
-                .nth(1)?
-                .split_whitespace()
-                .next()?;
-            let out = line.split(" --out book/src/generated/").nth(1)?;
-            let out = out.split_whitespace().next()?;
-            Some((from.to_string(), out.to_string()))
-        })
+    let records: Vec<(String, String)> = book_list()
+        .iter()
+        .filter_map(|e| Some((e.plotted()?.to_str()?.to_string(), e.to.clone())))
         .collect();
     assert!(
         records.len() >= 3,
-        "the justfile's `book` recipe plots fewer runs of record than expected: {records:?}"
+        "bench/records/book.txt plots fewer runs of record than expected: {records:?}"
     );
     records
+}
+
+/// Every run of record and experiment a chapter names by path (`bench/records/…`,
+/// `bench/experiments/…`) is in the tree: a run that moves or retires takes its quotes along.
+#[test]
+fn every_record_and_experiment_a_chapter_names_exists() {
+    let mut missing = Vec::new();
+    for (path, text) in chapters() {
+        for prefix in ["bench/records/", "bench/experiments/"] {
+            for (i, _) in text.match_indices(prefix) {
+                let end = text[i..]
+                    .find(|c: char| c.is_whitespace() || "`)(,;\"'}|".contains(c))
+                    .map_or(text.len(), |e| i + e);
+                let named = text[i..end].trim_end_matches(['.', ':']);
+                if !root().join(named).exists() {
+                    missing.push(format!("{}: {named}", rel(&path)));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "chapters name records or experiments that are not in the tree (moved? retired: \
+         bench/records/README.md):\n  {}",
+        missing.join("\n  ")
+    );
 }
 
 /// The prefill runs of record, read.
@@ -376,17 +397,25 @@ fn generated_files() -> BTreeSet<String> {
     files
 }
 
-/// The measured timelines `just book` copies from the Hopper run of record into
-/// book/src/generated/timelines (drawn on the GPU machine by `flashlab timeline`).
-const TIMELINES: &str = "bench/results/record-hopper/timelines";
-
+/// The SVGs `just book` copies as they are from the runs of record (the measured
+/// timelines, drawn on the GPU machine by `flashlab timeline`), as the book list names
+/// them.
 fn measured_timelines() -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(root().join(TIMELINES))
-        .unwrap_or_else(|e| panic!("{TIMELINES}: {e}"))
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".svg"))
-        .map(|n| format!("timelines/{n}"))
-        .collect();
+    use flashlab::bench::records::BookSource;
+    let mut names = Vec::new();
+    for entry in book_list() {
+        let BookSource::Svgs(dir) = &entry.source else {
+            continue;
+        };
+        names.extend(
+            fs::read_dir(root().join(dir))
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".svg"))
+                .map(|n| format!("{}/{n}", entry.to)),
+        );
+    }
+    assert!(!names.is_empty(), "bench/records/book.txt copies no SVGs");
     names.sort();
     names
 }

@@ -22,7 +22,7 @@ pub struct Timing {
 
 /// How the timed launches are queued. The gate is the protocol of every run of record;
 /// the ungated one is kept to measure what the gate changes (the book's Results chapter,
-/// `bench/results/h200-2026-11-21/gate/`), and `bench/baselines.py --timing` takes the same names.
+/// `bench/records/h200-prefill/2026-11-21-stages-1-5/gate/`), and `bench/baselines.py --timing` takes the same names.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TimingProtocol {

@@ -8,7 +8,8 @@
 //! [`results`] (the rows and the header, `bench.json`), [`output`] (CSV, the terminal's
 //! progress lines, the markdown table), [`plots`], [`baselines`] (PyTorch and flash_attn
 //! through `bench/baselines.py`), [`decode`] (`--decode`) and `run` (a whole bench, running
-//! each row: the one part that needs a GPU besides [`compare`]). The command line
+//! each row: the one part that needs a GPU besides [`compare`]). [`records`] knows the
+//! committed runs of record's layout and the list of what the book draws from them. The command line
 //! ([`crate::cli`]) builds a [`BenchConfig`] from its flags; nothing here knows the CLI.
 
 pub mod baselines;
@@ -17,6 +18,7 @@ pub mod decode;
 pub mod ladder;
 pub mod output;
 pub mod plots;
+pub mod records;
 pub mod results;
 mod run;
 pub mod sweep;

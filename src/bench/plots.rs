@@ -579,7 +579,8 @@ mod tests {
     #[test]
     fn figures_fit_the_column_with_readable_text() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let res = BenchResults::read(&root.join("bench/results/record/bench.json")).unwrap();
+        let res =
+            BenchResults::read(&root.join("bench/records/h100-prefill/sweep/bench.json")).unwrap();
         let dir = std::env::temp_dir().join(format!("flashlab-plots-{}", std::process::id()));
         let written = write_all(&res, &dir).unwrap();
         let svgs: Vec<&PathBuf> = written

@@ -4,10 +4,16 @@
 # when no row's max moved), each with ../2026-11-26-decode-ring/ring.cu as the driver.
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
 # The patches target the kernel of 99db914, before the addresses went into the stages:
-# run it in a checkout of 99db914 with this folder copied in.
+# the pin below builds it so.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/ and harness/ of 99db914 (the kernel its patches target), bench/experiments/ of ee213a9, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive 99db914 stages harness | tar -x -C "$root"
+git -C "$here/../../.." archive ee213a9 bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-addresses"
 out="${1:?usage: build.sh OUT_DIR}"
 flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels"
     -I "$root/bench/experiments/2026-11-26-decode-trace" -DFLASHLAB_HOST_NSTAGES=3)

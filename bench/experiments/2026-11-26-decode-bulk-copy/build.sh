@@ -3,7 +3,12 @@
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/, harness/ and bench/experiments/ as they were at 862a4b7, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive 862a4b7 stages harness bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-bulk-copy"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 ${NVCC:-nvcc} -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" \

@@ -2,11 +2,16 @@
 # Builds the cluster experiment: stage 15's committed kernel beside this folder's prototype:
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
 # The prototype's patch and the base are stage 15's kernel as of ad2c0de (before its eight
-# warps at D256): run it in a checkout of ad2c0de with this folder and
-# ../2026-11-26-decode-trace copied in.
+# warps at D256); the pin below builds it so.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/ and harness/ of ad2c0de (the kernel its patches target), bench/experiments/ of 5130997, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive ad2c0de stages harness | tar -x -C "$root"
+git -C "$here/../../.." archive 5130997 bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-cluster"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I "$root/stages/include" -I "$root/harness/kernels" -I "$root/bench/experiments/2026-11-26-decode-trace"

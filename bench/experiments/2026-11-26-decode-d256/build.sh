@@ -2,10 +2,16 @@
 # Builds colsplit (stage 15 at D256 against colsplit.patch's variant):
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
 # The patch and the base are stage 15's kernel as of ad2c0de, before its eight warps at
-# D256 went into the stages: run it in a checkout of ad2c0de with this folder copied in.
+# D256 went into the stages; the pin below builds it so.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/ and harness/ of ad2c0de (the kernel its patches target), bench/experiments/ of 5130997, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive ad2c0de stages harness | tar -x -C "$root"
+git -C "$here/../../.." archive 5130997 bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-d256"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_colsplit.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/colsplit.patch"

@@ -3,7 +3,12 @@
 #   [POLL_FLAGS=...] build.sh OUT_DIR   (needs nvcc on PATH or NVCC set, and python3)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/, harness/ and bench/experiments/ as they were at fe7dd8a, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive fe7dd8a stages harness bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-poll"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 python3 "$here/make-poll.py" ${POLL_FLAGS:-} "$out"

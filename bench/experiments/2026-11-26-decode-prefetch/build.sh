@@ -4,7 +4,12 @@
 # results.txt is of the kernel of 99db914; the patch applies to the later kernels too.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/, harness/ and bench/experiments/ as they were at f908227, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive f908227 stages harness bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-prefetch"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_prefetch.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/prefetch.patch"

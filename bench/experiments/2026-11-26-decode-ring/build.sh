@@ -4,7 +4,12 @@
 #   build.sh OUT_DIR   (needs nvcc on PATH or NVCC set)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/, harness/ and bench/experiments/ as they were at e3abb01, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive e3abb01 stages harness bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-ring"
 out="${1:?usage: build.sh OUT_DIR}"
 for n in 3 4 6; do
     mkdir -p "$out/nst$n"

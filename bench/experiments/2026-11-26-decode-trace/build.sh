@@ -3,7 +3,12 @@
 #   build.sh OUT_DIR   (run from anywhere; needs nvcc on PATH or NVCC set)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+# Pinned: builds from the tree it ran at, never the live one (bench/experiments/README.md):
+# stages/, harness/ and bench/experiments/ as they were at a8a7371, unpacked from git into a temporary folder.
+root="$(mktemp -d)"
+trap 'rm -rf "$root"' EXIT
+git -C "$here/../../.." archive a8a7371 stages harness bench/experiments | tar -x -C "$root"
+here="$root/bench/experiments/2026-11-26-decode-trace"
 out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 patch -s -o "$out/flash_decode_fused_traced.cu" "$root/stages/15-fused-combine/kernels/flash_decode_fused.cu" "$here/${PATCH:-trace.patch}"
