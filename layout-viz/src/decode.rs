@@ -829,8 +829,9 @@ pub struct PagedCache {
 }
 
 impl PagedCache {
-    /// `order` is a permutation of the pool's pages, `harness::decode::cache::pool_pages`
-    /// of them (every sequence's pages and an eighth more, at least two).
+    /// `order` is a permutation of the pool's pages,
+    /// `harness::decode::DecodeProblem::pool_pages` of them (every sequence's pages and an
+    /// eighth more, at least two).
     pub fn new(seqlens: &[u32], page_size: u32, order: &[u32]) -> PagedCache {
         let pages_of: Vec<u32> = seqlens.iter().map(|n| n.div_ceil(page_size)).collect();
         let used: u32 = pages_of.iter().sum();
