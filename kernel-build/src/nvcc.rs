@@ -339,3 +339,35 @@ fn write(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes)
         .unwrap_or_else(|e| panic!("could not write {}: {e}", path.display()));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archs_parse_and_reject_nonsense() {
+        assert_eq!(
+            parse_archs("sm_80, sm_90a,compute_80").unwrap(),
+            vec![
+                Arch::Sass("sm_80".into()),
+                Arch::Sass("sm_90a".into()),
+                Arch::Ptx("compute_80".into())
+            ]
+        );
+        assert!(parse_archs("hopper").is_err());
+        assert!(parse_archs("").is_err());
+        assert!(parse_archs("sm_9").is_err());
+    }
+
+    #[test]
+    fn sass_targets_use_their_own_virtual_arch() {
+        assert_eq!(
+            Arch::Sass("sm_90a".into()).gencode(),
+            "-gencode=arch=compute_90a,code=sm_90a"
+        );
+        assert_eq!(
+            Arch::Ptx("compute_80".into()).gencode(),
+            "-gencode=arch=compute_80,code=compute_80"
+        );
+    }
+}
