@@ -25,7 +25,8 @@ pub struct StageInfo {
     /// (`tests/kernels.rs` checks it against `flashlab resources`' counts).
     pub tensor_cores: TensorCores,
     /// Whether its kernels come with timeline variants, which record when each warpgroup's
-    /// phases start and end (`flashlab timeline N`; `stages/include/flashlab/timeline.cuh`).
+    /// phases start and end (`flashlab timeline N`;
+    /// `kernel-headers/include/flashlab/timeline.cuh`).
     pub timeline: bool,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],

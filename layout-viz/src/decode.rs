@@ -2,7 +2,7 @@
 //! each packed row of a GQA tile is, and where a key lives in a paged cache, with the
 //! book's three figures of them.
 //!
-//! The figures take the kernels' own functions (`stages/include/flashlab/decode_index.cuh`
+//! The figures take the kernels' own functions (`kernel-headers/include/flashlab/decode_index.cuh`
 //! through [`crate::kernel_fns`]) on native targets and layout-viz's models of them on
 //! wasm32 ([`DecodeFns`]); `tests/decode.rs` holds the two equal over a grid of inputs.
 //! The tile shape is the stage's own `src/tiles.rs`. Book: "Stage 14: flash decode".

@@ -5,10 +5,11 @@
 //!
 //! This module holds the decode problem and its validation, the split heuristic, the
 //! parameters the decode kernels take ([`DecodeParams`], mirrored in
-//! `stages/include/flashlab/decode.cuh`) and what a decode launch is given
-//! ([`DecodeLaunch`]); the trait a decode stage implements, [`DecodeStage`](crate::DecodeStage),
-//! is [`crate::stage`]'s, beside the prefill one. [`cache`] builds the cache on the host, [`run`] is the protocol every
-//! decode run goes through (poison, launch, check against the oracle, time with a cold L2).
+//! `kernel-headers/include/flashlab/decode.cuh`) and what a decode launch is given
+//! ([`DecodeLaunch`]); the trait a decode stage implements,
+//! [`DecodeStage`](crate::DecodeStage), is [`crate::stage`]'s, beside the prefill one.
+//! [`cache`] builds the cache on the host, [`run`] is the protocol every decode run goes
+//! through (poison, launch, check against the oracle, time with a cold L2).
 //! Book: "Stage 14: flash decode".
 
 pub mod cache;
@@ -512,7 +513,7 @@ pub fn check_splits(p: &DecodeProblem, splits: usize) -> Result<()> {
     Ok(())
 }
 
-/// `struct DecodeParams` of `stages/include/flashlab/decode.cuh`, field for field.
+/// `struct DecodeParams` of `kernel-headers/include/flashlab/decode.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecodeParams {
