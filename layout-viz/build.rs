@@ -1,5 +1,5 @@
 //! Host build of the kernels' index headers (`cpp/kernel_fns.cpp` including
-//! `stages/include/flashlab/*.cuh`), linked into layout-viz so its diagrams call the very
+//! `kernel-headers/include/flashlab/*.cuh`), linked into layout-viz so its diagrams call the very
 //! functions the CUDA kernels call. Skipped for wasm32.
 use std::path::PathBuf;
 
@@ -13,7 +13,7 @@ fn main() {
         std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
     );
     let shim = manifest.join("cpp").join("kernel_fns.cpp");
-    let headers = manifest.join("..").join("stages").join("include");
+    let headers = PathBuf::from(flashlab_kernel_headers::INCLUDE_DIR);
 
     cc::Build::new()
         .cpp(true)

@@ -473,7 +473,7 @@ fn the_ladder_is_drawn_from_two_branches_deterministically() {
     }
     for (file, mask) in [(LADDER_SVG, "no mask"), (LADDER_CAUSAL_SVG, "causal")] {
         let svg = std::fs::read_to_string(a.join(file)).unwrap();
-        assert!(svg.starts_with(&format!("<svg width=\"{}\"", plots::FIGURE_W)));
+        assert!(svg.starts_with(&format!("<svg width=\"{}\"", bench::style::FIGURE_W)));
         // The largest seqlen of the run, head dim 128.
         assert!(
             svg.contains(&format!("head dim 128, seqlen 4096, {mask}")),

@@ -668,7 +668,7 @@ fn each_lesson_diff_is_the_committed_one() {
     );
 }
 
-/// Inline PTX lives once, in the wrapper headers of `stages/include/flashlab/`: a kernel
+/// Inline PTX lives once, in the wrapper headers of `kernel-headers/include/flashlab/`: a kernel
 /// calls a named wrapper, so each instruction family is explained in one place.
 #[test]
 fn no_inline_ptx_in_stage_kernels() {
@@ -689,7 +689,7 @@ fn no_inline_ptx_in_stage_kernels() {
     }
     assert!(
         problems.is_empty(),
-        "inline PTX outside stages/include/flashlab (give it a wrapper there):\n  {}",
+        "inline PTX outside kernel-headers/include/flashlab (give it a wrapper there):\n  {}",
         problems.join("\n  ")
     );
 }
@@ -914,12 +914,16 @@ fn book_pointers_in_stage_sources_name_a_heading() {
     let headings = headings();
     let mut problems = Vec::new();
     let mut files = Vec::new();
+    let mut dirs = Vec::new();
     for entry in fs::read_dir(root().join("stages")).unwrap() {
         let dir = entry.unwrap().path();
-        for sub in ["src", "kernels", "flashlab", "flashlab/hopper"] {
-            if let Ok(list) = fs::read_dir(dir.join(sub)) {
-                files.extend(list.map(|e| e.unwrap().path()).filter(|p| p.is_file()));
-            }
+        dirs.extend(["src", "kernels"].map(|sub| dir.join(sub)));
+    }
+    let headers = Path::new(flashlab_kernel_headers::INCLUDE_DIR).join("flashlab");
+    dirs.extend([headers.clone(), headers.join("hopper")]);
+    for dir in dirs {
+        if let Ok(list) = fs::read_dir(dir) {
+            files.extend(list.map(|e| e.unwrap().path()).filter(|p| p.is_file()));
         }
     }
     for file in files {

@@ -139,8 +139,14 @@ pub(crate) trait CudaContext<T> {
     fn during(self, what: impl Into<String>) -> Result<T>;
 
     /// Like [`during`](CudaContext::during) for an allocation of `bytes`: the driver's
-    /// out-of-memory error becomes [`Error::OutOfMemory`], with what `gpu` has free.
-    fn allocating(self, gpu: &crate::Gpu, bytes: usize, what: impl Into<String>) -> Result<T>;
+    /// out-of-memory error becomes [`Error::OutOfMemory`], with what `context`'s GPU has
+    /// free.
+    fn allocating(
+        self,
+        context: &cudarc::driver::CudaContext,
+        bytes: usize,
+        what: impl Into<String>,
+    ) -> Result<T>;
 }
 
 impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
@@ -151,7 +157,12 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
         })
     }
 
-    fn allocating(self, gpu: &crate::Gpu, bytes: usize, what: impl Into<String>) -> Result<T> {
+    fn allocating(
+        self,
+        context: &cudarc::driver::CudaContext,
+        bytes: usize,
+        what: impl Into<String>,
+    ) -> Result<T> {
         self.map_err(|driver| {
             if driver.0 != CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 return Error::Cuda {
@@ -159,7 +170,7 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
                     driver,
                 };
             }
-            let (free, total) = gpu.context().mem_get_info().ok().unzip();
+            let (free, total) = context.mem_get_info().ok().unzip();
             Error::OutOfMemory {
                 during: what.into(),
                 requested_bytes: bytes,

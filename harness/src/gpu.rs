@@ -2,9 +2,9 @@
 //! launching a kernel with its one `AttnParams` argument, and the practical speed of light.
 
 use crate::error::CudaContext as _;
-use crate::kernels::Kernel;
-use crate::tma::AttnTensorMaps;
-use crate::{AttnParams, Error, Result, StageInfo};
+use crate::kernels::{Kernel, KernelBundle};
+use crate::tensor_map::AttnTensorMaps;
+use crate::{AttnParams, Error, Result};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaStream, LaunchConfig, PushKernelArg};
 use serde::{Deserialize, Serialize};
@@ -99,20 +99,6 @@ impl Gpu {
     /// Waits for all queued work and surfaces any asynchronous kernel error.
     pub fn synchronize(&self, during: &str) -> Result<()> {
         self.stream.synchronize().during(during)
-    }
-
-    /// Refuses a stage this GPU cannot run, naming what it needs.
-    pub fn check_stage(&self, info: &StageInfo) -> Result<()> {
-        if !info.gpu.runs_on(self.compute_capability) {
-            return Err(Error::WrongGpu {
-                stage: info.label(),
-                gpu: self.name.clone(),
-                needs: info.gpu.needs(),
-                have_major: self.compute_capability.0,
-                have_minor: self.compute_capability.1,
-            });
-        }
-        Ok(())
     }
 
     /// Launches `kernel(params)` after checking the launch against the kernel: its block
@@ -267,5 +253,13 @@ impl Gpu {
                 / 1000,
             driver_version: driver,
         })
+    }
+}
+
+impl KernelBundle {
+    /// Loads the fatbin into `gpu`'s context once and returns the named kernel, looked up
+    /// once per context ([`KernelBundle::load`]).
+    pub fn function(&self, gpu: &Gpu, name: &str) -> Result<Kernel> {
+        self.load(gpu.context(), name)
     }
 }

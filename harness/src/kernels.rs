@@ -4,7 +4,7 @@
 use crate::error::CudaContext as _;
 use crate::{DType, Error, KernelResources, Result};
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -135,23 +135,22 @@ impl KernelBundle {
         kernel_build::parse_sass_counts(self.sass_counts).err()
     }
 
-    /// Loads the fatbin into `gpu`'s context once and returns the named kernel, looked up
-    /// once per context.
-    pub fn function(&self, gpu: &crate::Gpu, name: &str) -> Result<Kernel> {
+    /// Loads the fatbin into `context` once and returns the named kernel, looked up once
+    /// per context. Stages call it through [`KernelBundle::function`], with their `Gpu`.
+    pub fn load(&self, context: &Arc<CudaContext>, name: &str) -> Result<Kernel> {
         if let Some(reason) = self.not_compiled_reason() {
             return Err(Error::NotCompiled {
                 stage: self.crate_name.to_string(),
                 reason,
             });
         }
-        let key = Arc::as_ptr(gpu.context()) as usize;
+        let key = Arc::as_ptr(context) as usize;
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         let index = match loaded.iter().position(|l| l.context == key) {
             Some(i) => i,
             None => {
                 let image = cudarc::nvrtc::Ptx::from_binary(self.fatbin.to_vec());
-                let module = gpu
-                    .context()
+                let module = context
                     .load_module(image)
                     .during(format!("loading {}'s fatbin", self.crate_name))?;
                 loaded.push(LoadedModule {

@@ -18,6 +18,7 @@ mod problem;
 pub mod run;
 pub mod sol;
 mod stage;
+pub mod tensor_map;
 pub mod testing;
 pub mod tiled;
 pub mod tiles;
@@ -25,14 +26,15 @@ pub mod timeline;
 pub mod timing;
 pub mod tma;
 
-pub use decode::{DecodeProblem, DecodeStage, KvLayout};
+pub use decode::{DecodeProblem, KvLayout};
 pub use error::{Error, Result};
 pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
 pub use stage::{
-    GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload, WorkloadKind,
+    DecodeStage, GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload,
+    WorkloadKind,
 };
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 pub use tma::TmaStage;

@@ -1,11 +1,11 @@
-//! The one argument every kernel takes, mirrored from `stages/include/flashlab/common.cuh`.
+//! The one argument every kernel takes, mirrored from `kernel-headers/include/flashlab/common.cuh`.
 
 use crate::{Error, Problem, Result};
 
 /// `struct AttnParams` of `common.cuh`, field for field: every stage's kernels share this
 /// one signature, so the harness launches them all the same way. The layout is pinned on
 /// both sides, offset by offset: by `static_assert`s next to the struct in
-/// `stages/include/flashlab/common.cuh` and by this module's `layout_matches_the_c_struct`.
+/// `kernel-headers/include/flashlab/common.cuh` and by this module's `layout_matches_the_c_struct`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AttnParams {

@@ -154,7 +154,7 @@ fn run_checked(
     let o = poisoned(gpu, problem.shape.q_len(), nan_bits, "O")?;
     let lse = poisoned(gpu, problem.shape.lse_len(), f32::NAN, "LSE")?;
     let scratch: CudaSlice<f32> = stream.alloc_zeros(scratch_elements).allocating(
-        gpu,
+        gpu.context(),
         scratch_bytes,
         "allocating the workspace",
     )?;
@@ -163,7 +163,11 @@ fn run_checked(
         .map(|(blocks, stride)| {
             let buffer = stream
                 .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
-                .allocating(gpu, timeline_bytes, "allocating the timeline buffer")?;
+                .allocating(
+                    gpu.context(),
+                    timeline_bytes,
+                    "allocating the timeline buffer",
+                )?;
             Ok::<_, Error>((buffer, blocks, stride))
         })
         .transpose()?;
@@ -257,7 +261,7 @@ pub(crate) fn ensure_fits(gpu: &Gpu, needed: usize, during: impl FnOnce() -> Str
 /// `host` in a new device buffer; `what` names it in an error.
 pub(crate) fn upload<T: DeviceRepr>(gpu: &Gpu, host: &[T], what: &str) -> Result<CudaSlice<T>> {
     gpu.stream().clone_htod(host).allocating(
-        gpu,
+        gpu.context(),
         std::mem::size_of_val(host),
         format!("copying {what} to the GPU"),
     )
@@ -273,7 +277,7 @@ pub(crate) fn poisoned<T: DeviceRepr + Copy>(
 ) -> Result<CudaSlice<T>> {
     let len = len.max(1);
     gpu.stream().clone_htod(&vec![nan; len]).allocating(
-        gpu,
+        gpu.context(),
         len * std::mem::size_of::<T>(),
         format!("poisoning {what}"),
     )

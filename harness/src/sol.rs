@@ -56,12 +56,13 @@ pub fn measure(gpu: &Gpu, protocol: TimingProtocol) -> Result<SpeedOfLight> {
     let stream = gpu.stream();
     let n = COPY_BYTES / 4;
     let host: Vec<u32> = random_u16(n).into_iter().map(u32::from).collect();
-    let src =
-        stream
-            .clone_htod(&host)
-            .allocating(gpu, COPY_BYTES, "allocating the copy's source")?;
+    let src = stream.clone_htod(&host).allocating(
+        gpu.context(),
+        COPY_BYTES,
+        "allocating the copy's source",
+    )?;
     let mut dst = stream.alloc_zeros::<u32>(n).allocating(
-        gpu,
+        gpu.context(),
         COPY_BYTES,
         "allocating the copy's destination",
     )?;
@@ -124,7 +125,7 @@ fn read(gpu: &Gpu, protocol: TimingProtocol, src: &cudarc::driver::CudaSlice<u32
 /// compiler keeps the reads.
 fn sink(gpu: &Gpu, whose: &str) -> Result<cudarc::driver::CudaSlice<i32>> {
     gpu.stream().alloc_zeros::<i32>(1).allocating(
-        gpu,
+        gpu.context(),
         4,
         format!("allocating the sink of the {whose}"),
     )
@@ -218,7 +219,7 @@ impl StreamingRead {
             kernel,
             read: HARNESS_KERNELS.function(gpu, kernel.name())?,
             buffer: gpu.stream().alloc_zeros::<u32>(chunks * 4).allocating(
-                gpu,
+                gpu.context(),
                 chunks * 16,
                 format!("allocating the {what}"),
             )?,
@@ -287,7 +288,7 @@ fn mma_sync(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
     let mut out = stream
         .alloc_zeros::<f32>((blocks * THREADS) as usize)
         .allocating(
-            gpu,
+            gpu.context(),
             (blocks * THREADS) as usize * 4,
             "allocating the mma.sync ceiling's output",
         )?;
@@ -329,7 +330,7 @@ fn l2_to_smem(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
         .map(u32::from)
         .collect();
     let src = stream.clone_htod(&host).allocating(
-        gpu,
+        gpu.context(),
         SRC_BYTES,
         "allocating the L2 ceiling's source",
     )?;
@@ -362,14 +363,18 @@ fn gemm_bf16(gpu: &Gpu, protocol: TimingProtocol) -> Result<f64> {
         .map(|&b| half::bf16::from_f32((b as f32 / 65535.0) - 0.5))
         .collect();
     let bytes = n * n * 2;
-    let a = stream
-        .clone_htod(&host)
-        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
-    let b = stream
-        .clone_htod(&host)
-        .allocating(gpu, bytes, "allocating the GEMM's inputs")?;
+    let a = stream.clone_htod(&host).allocating(
+        gpu.context(),
+        bytes,
+        "allocating the GEMM's inputs",
+    )?;
+    let b = stream.clone_htod(&host).allocating(
+        gpu.context(),
+        bytes,
+        "allocating the GEMM's inputs",
+    )?;
     let mut c = stream.alloc_zeros::<half::bf16>(n * n).allocating(
-        gpu,
+        gpu.context(),
         bytes,
         "allocating the GEMM's output",
     )?;

@@ -1,7 +1,8 @@
 //! What a stage is: a row of the stage table plus how to launch its kernels.
 
-use crate::decode::DecodeStage;
-use crate::{AttnParams, DType, Error, Gpu, KernelBundle, Problem, Result};
+use crate::decode::{DecodeLaunch, DecodeProblem, DecodeTiles, SplitRule};
+use crate::kernels::{Kernel, KernelBundle, kernel_name};
+use crate::{AttnParams, DType, Error, Gpu, Problem, Result};
 
 /// One row of the stage table. `flashlab list`, the just recipes, the bench and the book
 /// checks all read these, so a stage is described exactly once. Its workload is not a
@@ -24,7 +25,8 @@ pub struct StageInfo {
     /// (`tests/kernels.rs` checks it against `flashlab resources`' counts).
     pub tensor_cores: TensorCores,
     /// Whether its kernels come with timeline variants, which record when each warpgroup's
-    /// phases start and end (`flashlab timeline N`; `stages/include/flashlab/timeline.cuh`).
+    /// phases start and end (`flashlab timeline N`;
+    /// `kernel-headers/include/flashlab/timeline.cuh`).
     pub timeline: bool,
     pub head_dims: &'static [usize],
     pub dtypes: &'static [DType],
@@ -216,6 +218,49 @@ pub trait PrefillStage: Stage {
 
     /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()>;
+}
+
+/// A decode rung of the ladder: its tile shape and how to queue its kernels (the split
+/// kernel, `flash_decode_split_<dtype>_d<D>`, then whatever merges the splits).
+pub trait DecodeStage: Stage {
+    fn tiles(&self) -> DecodeTiles;
+    /// The split kernel for `p`'s dtype and head dim, from the stage's kernels.
+    fn split_kernel(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<Kernel> {
+        self.info()
+            .kernels
+            .function(gpu, &kernel_name("flash_decode_split", p.dtype, p.head_dim))
+    }
+    /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
+    /// the most block slots per SM the split heuristic counts ([`SplitRule::slots`]).
+    fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32> {
+        let t = self.tiles();
+        gpu.resident_blocks(
+            &self.split_kernel(gpu, p)?,
+            t.threads(p.head_dim),
+            t.smem_bytes(p.head_dim),
+        )
+    }
+    /// The split heuristic's rule for this stage.
+    fn split_rule(&self) -> SplitRule {
+        SplitRule::FlashAttention
+    }
+    fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
+}
+
+impl Gpu {
+    /// Refuses a stage this GPU cannot run, naming what it needs.
+    pub fn check_stage(&self, info: &StageInfo) -> Result<()> {
+        if !info.gpu.runs_on(self.compute_capability) {
+            return Err(Error::WrongGpu {
+                stage: info.label(),
+                gpu: self.name.clone(),
+                needs: info.gpu.needs(),
+                have_major: self.compute_capability.0,
+                have_minor: self.compute_capability.1,
+            });
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

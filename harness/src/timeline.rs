@@ -1,4 +1,4 @@
-//! Measured timelines, the host side of `stages/include/flashlab/timeline.cuh`.
+//! Measured timelines, the host side of `kernel-headers/include/flashlab/timeline.cuh`.
 //!
 //! A stage's timeline kernels have lane 0 of each warpgroup of the first
 //! [`TimelineRequest::blocks`] blocks record, for every phase of every iteration, when it
@@ -696,13 +696,19 @@ mod tests {
     use super::*;
     use crate::{GpuArch, KernelBundle, TensorCores};
 
-    const HEADER: &str = include_str!("../../stages/include/flashlab/timeline.cuh");
+    /// timeline.cuh, read from the shared headers' crate.
+    fn header() -> String {
+        let path = std::path::Path::new(flashlab_kernel_headers::INCLUDE_DIR)
+            .join("flashlab/timeline.cuh");
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
 
     /// `enum class Phase` of timeline.cuh, name and number for name and number: a phase
     /// renumbered on one side only would have every span drawn as another phase.
     #[test]
     fn phases_match_the_header() {
-        let body = HEADER
+        let header = header();
+        let body = header
             .split("enum class Phase")
             .nth(1)
             .and_then(|rest| rest.split("};").next())
@@ -724,8 +730,8 @@ mod tests {
             assert_eq!(Phase::from_u8(i as u8), Some(*p));
         }
         assert_eq!(Phase::from_u8(9), None);
-        assert!(HEADER.contains("sizeof(TimelineEvent) == 32"));
-        assert!(HEADER.contains(&format!(
+        assert!(header.contains("sizeof(TimelineEvent) == 32"));
+        assert!(header.contains(&format!(
             "constexpr int TIMELINE_WARPGROUPS = {WARPGROUP_SLOTS};"
         )));
     }

@@ -150,6 +150,14 @@ pub fn compile_hopper_stage_kernels_with(host_constants: &[(&str, u32)]) {
 /// What [`compile_hopper_stage_kernels_with`] builds.
 pub const HOPPER_ARCHS: &str = "sm_90a";
 
+/// Whether any kernel source in `kernels_dir` includes a shared header (`<flashlab/...>`).
+fn uses_shared_headers(kernels_dir: &Path) -> bool {
+    list_files(kernels_dir, "cu")
+        .into_iter()
+        .chain(list_files(kernels_dir, "cuh"))
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("<flashlab/")))
+}
+
 fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
     if !host_constants.is_empty() {
         println!("cargo:rerun-if-changed=src/tiles.rs");
@@ -159,14 +167,19 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
     );
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernels_dir = manifest_dir.join("kernels");
-    let include_dir = manifest_dir.join("../include");
+    let include_dir = PathBuf::from(flashlab_kernel_headers::INCLUDE_DIR);
     let root = workspace_root(&manifest_dir);
 
     let mut sources = list_files(&kernels_dir, "cu");
     sources.sort();
-    // A crate outside stages/ (the harness's ceiling kernels) has no shared headers: a
-    // missing path named here would make cargo rerun this script, and nvcc, on every build.
-    for dir in [&kernels_dir, &include_dir.join("flashlab")] {
+    // The shared headers are watched only by the crates whose kernels include them (every
+    // stage, not the harness's ceiling kernels), so a changed header recompiles the stages
+    // that use it and nothing else. Cargo scans a watched directory's whole tree.
+    let mut watched = vec![kernels_dir.clone()];
+    if uses_shared_headers(&kernels_dir) {
+        watched.push(include_dir.join("flashlab"));
+    }
+    for dir in &watched {
         if !dir.is_dir() {
             continue;
         }
@@ -338,4 +351,36 @@ fn list_files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 fn write(path: &Path, bytes: &[u8]) {
     std::fs::write(path, bytes)
         .unwrap_or_else(|e| panic!("could not write {}: {e}", path.display()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archs_parse_and_reject_nonsense() {
+        assert_eq!(
+            parse_archs("sm_80, sm_90a,compute_80").unwrap(),
+            vec![
+                Arch::Sass("sm_80".into()),
+                Arch::Sass("sm_90a".into()),
+                Arch::Ptx("compute_80".into())
+            ]
+        );
+        assert!(parse_archs("hopper").is_err());
+        assert!(parse_archs("").is_err());
+        assert!(parse_archs("sm_9").is_err());
+    }
+
+    #[test]
+    fn sass_targets_use_their_own_virtual_arch() {
+        assert_eq!(
+            Arch::Sass("sm_90a".into()).gencode(),
+            "-gencode=arch=compute_90a,code=sm_90a"
+        );
+        assert_eq!(
+            Arch::Ptx("compute_80".into()).gencode(),
+            "-gencode=arch=compute_80,code=compute_80"
+        );
+    }
 }

@@ -147,33 +147,4 @@ ptxas info    : Used 40 registers, used 1 barriers, 16384 bytes smem, 400 bytes 
     fn empty_report_has_no_kernels() {
         assert!(parse_ptxas_report("").is_empty());
     }
-
-    #[test]
-    fn archs_parse_and_reject_nonsense() {
-        use crate::{Arch, parse_archs};
-        assert_eq!(
-            parse_archs("sm_80, sm_90a,compute_80").unwrap(),
-            vec![
-                Arch::Sass("sm_80".into()),
-                Arch::Sass("sm_90a".into()),
-                Arch::Ptx("compute_80".into())
-            ]
-        );
-        assert!(parse_archs("hopper").is_err());
-        assert!(parse_archs("").is_err());
-        assert!(parse_archs("sm_9").is_err());
-    }
-
-    #[test]
-    fn sass_targets_use_their_own_virtual_arch() {
-        use crate::Arch;
-        assert_eq!(
-            Arch::Sass("sm_90a".into()).gencode(),
-            "-gencode=arch=compute_90a,code=sm_90a"
-        );
-        assert_eq!(
-            Arch::Ptx("compute_80".into()).gencode(),
-            "-gencode=arch=compute_80,code=compute_80"
-        );
-    }
 }

@@ -1,7 +1,7 @@
 //! kernel_fns.cpp: the host build of the kernels' own index headers, for layout-viz.
 //!
 //! Everything here is a thin `extern "C"` wrapper with plain ints around a function the
-//! CUDA kernels call themselves (stages/include/flashlab/*.cuh), so a diagram drawn by
+//! CUDA kernels call themselves (kernel-headers/include/flashlab/*.cuh), so a diagram drawn by
 //! layout-viz is computed by the kernels' code, not by a copy of it. Adding a function is
 //! one line here (one of the FL_EXPORT_* macros) and one line in src/kernel_fns.rs.
 #include "flashlab/decode_index.cuh"

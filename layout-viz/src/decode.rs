@@ -2,7 +2,7 @@
 //! each packed row of a GQA tile is, and where a key lives in a paged cache, with the
 //! book's three figures of them.
 //!
-//! The figures take the kernels' own functions (`stages/include/flashlab/decode_index.cuh`
+//! The figures take the kernels' own functions (`kernel-headers/include/flashlab/decode_index.cuh`
 //! through [`crate::kernel_fns`]) on native targets and layout-viz's models of them on
 //! wasm32 ([`DecodeFns`]); `tests/decode.rs` holds the two equal over a grid of inputs.
 //! The tile shape is the stage's own `src/tiles.rs`. Book: "Stage 14: flash decode".
@@ -829,8 +829,9 @@ pub struct PagedCache {
 }
 
 impl PagedCache {
-    /// `order` is a permutation of the pool's pages, `harness::decode::cache::pool_pages`
-    /// of them (every sequence's pages and an eighth more, at least two).
+    /// `order` is a permutation of the pool's pages,
+    /// `harness::decode::DecodeProblem::pool_pages` of them (every sequence's pages and an
+    /// eighth more, at least two).
     pub fn new(seqlens: &[u32], page_size: u32, order: &[u32]) -> PagedCache {
         let pages_of: Vec<u32> = seqlens.iter().map(|n| n.div_ceil(page_size)).collect();
         let used: u32 = pages_of.iter().sum();

@@ -1,5 +1,5 @@
 //! The values the decode kernels' index functions take and return
-//! (`stages/include/flashlab/decode_index.cuh`): a split's key tiles, a packed row's token
+//! (`kernel-headers/include/flashlab/decode_index.cuh`): a split's key tiles, a packed row's token
 //! and head, a K/V cache as `cache_row` sees it. Both the host build of those functions
 //! ([`crate::kernel_fns`], native targets only) and layout-viz's models and figures of
 //! them ([`crate::decode`]) speak these types, so they live below both.

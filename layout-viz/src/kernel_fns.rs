@@ -1,5 +1,5 @@
 //! Safe Rust wrappers around the kernels' own `__host__ __device__` index functions
-//! (`stages/include/flashlab/*.cuh`), compiled for the host by `build.rs` from
+//! (`kernel-headers/include/flashlab/*.cuh`), compiled for the host by `build.rs` from
 //! `cpp/kernel_fns.cpp`.
 //!
 //! layout-viz keeps its own models of the same facts (`atoms`, `swizzle`); the tests hold

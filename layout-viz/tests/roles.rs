@@ -26,6 +26,11 @@ fn code(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// A shared header's code lines, as [`code`] gives them.
+fn header(path: &str) -> Vec<String> {
+    code(&format!("{}/{path}", flashlab_kernel_headers::INCLUDE_DIR))
+}
+
 /// The index of the first line at or after `from` that contains `needle`.
 fn find(lines: &[String], from: usize, needle: &str) -> usize {
     lines[from..]
@@ -35,8 +40,9 @@ fn find(lines: &[String], from: usize, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no line with `{needle}` after line {from}"))
 }
 
-const PIPELINE: &str = "stages/include/flashlab/hopper/pipeline.cuh";
-const PRODUCER: &str = "stages/include/flashlab/hopper/producer.cuh";
+/// Shared headers, under `flashlab_kernel_headers::INCLUDE_DIR`.
+const PIPELINE: &str = "flashlab/hopper/pipeline.cuh";
+const PRODUCER: &str = "flashlab/hopper/producer.cuh";
 const STAGE12: &str = "stages/12-warp-specialized/kernels/warp_specialized.cu";
 const STAGE13: &str = "stages/13-ping-pong/kernels/ping_pong.cu";
 const STAGE16: &str = "stages/16-overlap/kernels/overlap.cu";
@@ -44,7 +50,7 @@ const STAGE16: &str = "stages/16-overlap/kernels/overlap.cu";
 #[test]
 fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
     // The ring's state: the slot and the parity of its use, which flips at each wrap.
-    let pipe = code(PIPELINE);
+    let pipe = header(PIPELINE);
     let advance = find(&pipe, 0, "__device__ __forceinline__ void advance() {");
     find(&pipe, advance, "if (++index == SLOTS) {");
     find(&pipe, advance, "phase ^= 1;");
@@ -72,7 +78,7 @@ fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
         }
     }
     // The producer: K's slot acquired, then filled; then V's, as `pipeline::Model` orders it.
-    let prod = code(PRODUCER);
+    let prod = header(PRODUCER);
     let loop_top = find(
         &prod,
         0,

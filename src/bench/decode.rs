@@ -940,7 +940,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
 }
 
 /// The colors of the lines, one per batch size or shape (the bench plots' stage colors).
-const PALETTE: &[RGBColor] = &super::plots::STAGE_COLORS;
+const PALETTE: &[RGBColor] = &super::style::STAGE_COLORS;
 
 /// The x axis of a decode chart: a log2 scale whose whole powers are labelled, divided by
 /// `x_unit` and suffixed; the y axis is GB/s from 0 to `y_max`.

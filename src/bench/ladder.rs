@@ -7,10 +7,10 @@
 //! ([`crate::stages::ladder_branches`]); decode stages measure another workload and are
 //! left out. Like the other plots, the files depend on the JSON alone.
 
-use super::plots::{
+use super::results::{BenchResults, Row, RowKind};
+use super::style::{
     FIGURE_W, MIN_TEXT_PX, baseline_color, figure_subtitle, font, nice_ceiling, plot_err,
 };
-use super::results::{BenchResults, Row, RowKind};
 use anyhow::{Context as _, Result};
 use harness::{GpuArch, StageInfo, WorkloadKind};
 use plotters::element::DashedPathElement;

@@ -6,7 +6,8 @@
 //! By responsibility, each module using only those before it: [`sweep`] (the
 //! configuration and its defaults: which shapes, which rows are skipped and why),
 //! [`results`] (the rows and the header, `bench.json`), [`output`] (CSV, the terminal's
-//! progress lines, the markdown table), [`plots`], [`baselines`] (PyTorch and flash_attn
+//! progress lines, the markdown table), [`style`] (what every figure shares), [`ladder`],
+//! [`plots`] (every figure of a run, the ladder's among them), [`baselines`] (PyTorch and flash_attn
 //! through `bench/baselines.py`), [`decode`] (`--decode`) and `run` (a whole bench, running
 //! each row: the one part that needs a GPU besides [`compare`]). [`records`] knows the
 //! committed runs of record's layout and the list of what the book draws from them. The command line
@@ -21,6 +22,7 @@ pub mod plots;
 pub mod records;
 pub mod results;
 mod run;
+pub mod style;
 pub mod sweep;
 
 pub use output::{CSV_COLUMNS, row_line};

@@ -5,18 +5,19 @@
 //! JSON alone, so regenerating from a committed run of record gives identical files.
 
 use super::ladder;
-use super::output::{causal_title, distinct, results_table, short_commit};
+use super::output::{causal_title, distinct, results_table};
 use super::results::{BenchResults, Row, RowKind};
-use anyhow::{Context as _, Result, anyhow};
+use super::style::{
+    FIGURE_W, MIN_TEXT_PX, STAGE_COLORS, baseline_color, figure_subtitle, font, nice_ceiling,
+    plot_err,
+};
+use anyhow::{Context as _, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The width of every figure: the book's text column, where it is shown at 1:1 so its
-/// text reads at the sizes below. Panels are stacked, one per row, rather than shrunk.
-pub const FIGURE_W: u32 = 740;
 /// Width of the legend column right of each chart (so it never covers a line); it holds
 /// `6-fewer-instructions` at 13px.
 const LEGEND_W: u32 = 180;
@@ -27,16 +28,6 @@ const LEGEND_TOP: u32 = 48;
 const LEGEND_STEP: u32 = 20;
 /// Two lines: the figure's title and the run it is drawn from.
 const TITLE_H: u32 = 52;
-/// The smallest text the figures use (tick labels), in CSS pixels.
-pub const MIN_TEXT_PX: f64 = 12.0;
-
-/// A sans-serif font of at least `px` CSS pixels as the SVG shows it: plotters' SVG
-/// backend writes a style's size divided by 1.24 (its pixel-to-point guess), so ask for
-/// 1.24 times more, rounded up (the chart's labels keep only whole sizes).
-pub(super) fn font(px: f64) -> (&'static str, f64) {
-    ("sans-serif", (px * 1.24).ceil())
-}
-
 /// One line of a chart.
 #[derive(Clone, Debug)]
 pub struct Series {
@@ -44,42 +35,6 @@ pub struct Series {
     pub color: RGBColor,
     pub baseline: bool,
     pub points: Vec<(f64, f64)>,
-}
-
-/// Stage colors by stage number (1-based), so a stage keeps its color across figures.
-pub(super) const STAGE_COLORS: [RGBColor; 20] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-    RGBColor(127, 127, 127),
-    RGBColor(70, 70, 200),
-    RGBColor(0, 130, 100),
-    RGBColor(220, 20, 60),
-    RGBColor(0, 90, 160),
-    RGBColor(200, 150, 0),
-    RGBColor(90, 30, 120),
-    RGBColor(0, 170, 120),
-    RGBColor(160, 60, 0),
-    RGBColor(90, 150, 220),
-    RGBColor(120, 120, 0),
-];
-
-pub(super) fn baseline_color(name: &str) -> RGBColor {
-    match name {
-        "sdpa-flash" => RGBColor(0, 0, 0),
-        "sdpa-cudnn" => RGBColor(90, 90, 90),
-        "sdpa-efficient" => RGBColor(160, 160, 160),
-        "flash-attn" => RGBColor(120, 0, 60),
-        "flash-attn-3" => RGBColor(200, 0, 120),
-        "flash-attn-4" => RGBColor(230, 80, 0),
-        _ => RGBColor(60, 60, 120),
-    }
 }
 
 fn row_color(r: &Row) -> RGBColor {
@@ -193,12 +148,6 @@ fn x_range(rows: &[Row]) -> (f64, f64) {
         return (8.75, 14.25);
     }
     (lo.log2() - 0.25, hi.log2() + 0.25)
-}
-
-pub(super) fn plot_err<E: std::error::Error + Send + Sync + 'static>(
-    e: DrawingAreaErrorKind<E>,
-) -> anyhow::Error {
-    anyhow!("drawing: {e}")
 }
 
 fn draw_panel(
@@ -354,17 +303,6 @@ fn draw_figure(
         .map_err(plot_err)
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
-}
-
-pub(super) fn figure_subtitle(res: &BenchResults) -> String {
-    let h = &res.header;
-    format!(
-        "{}, {} {}, commit {}",
-        h.device.name,
-        h.sweep.sweep.dtype,
-        h.date_utc.get(..10).unwrap_or(&h.date_utc),
-        short_commit(&h.git_commit)
-    )
 }
 
 /// The percent-of-speed-of-light figure [`write_all`] writes.
@@ -543,20 +481,6 @@ fn trim_float(x: f64) -> String {
     } else {
         s.to_string()
     }
-}
-
-/// A round number at or above `x` (1, 2 or 5 times a power of ten).
-pub(super) fn nice_ceiling(x: f64) -> f64 {
-    if x <= 0.0 || !x.is_finite() {
-        return 1.0;
-    }
-    let p = 10f64.powf(x.log10().floor());
-    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
-        if m * p >= x {
-            return m * p;
-        }
-    }
-    10.0 * p
 }
 
 #[cfg(test)]

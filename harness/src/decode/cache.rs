@@ -12,15 +12,6 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rayon::prelude::*;
 
-/// Pages the pool holds: every sequence's pages plus spares no sequence owns (an eighth
-/// more, at least two), so the pool is not simply filled in order.
-pub fn pool_pages(p: &DecodeProblem) -> usize {
-    let used: usize = (0..p.batch.min(p.seqlens_k.len()))
-        .map(|b| p.pages_of(b))
-        .sum();
-    used + (used / 8).max(2)
-}
-
 /// Q and the cache as 16-bit patterns of the problem's dtype.
 pub struct DecodeInputs {
     pub seed: u64,
@@ -44,7 +35,7 @@ impl DecodeInputs {
         let (rows, pages, block_table) = match p.layout {
             KvLayout::Contiguous => (p.batch * p.capacity(), 0, Vec::new()),
             KvLayout::Paged { page_size } => {
-                let pages = pool_pages(p);
+                let pages = p.pool_pages();
                 let mut order: Vec<i32> = (0..pages as i32).collect();
                 order.shuffle(&mut StdRng::seed_from_u64(seed ^ 0x9a9e));
                 let used_pages: usize = (0..p.batch).map(|b| p.pages_of(b)).sum();
@@ -227,8 +218,8 @@ mod tests {
     fn a_shuffled_page_table_gathers_every_key_once() {
         let p = paged(vec![17, 1000, 64], 16);
         let inputs = DecodeInputs::generate(&p, 5);
-        assert_eq!(inputs.pages, pool_pages(&p));
-        assert_eq!(pool_pages(&p), 2 + 63 + 4 + (69 / 8));
+        assert_eq!(inputs.pages, p.pool_pages());
+        assert_eq!(p.pool_pages(), 2 + 63 + 4 + (69 / 8));
         validate_block_table(&p, &inputs.block_table, inputs.pages).unwrap();
         // Not handed out in order.
         let first: Vec<i32> = inputs.block_table[p.pages_per_seq()..p.pages_per_seq() + 8].to_vec();

@@ -5,16 +5,18 @@
 //!
 //! This module holds the decode problem and its validation, the split heuristic, the
 //! parameters the decode kernels take ([`DecodeParams`], mirrored in
-//! `stages/include/flashlab/decode.cuh`) and the trait a decode stage implements
-//! ([`DecodeStage`]); [`cache`] builds the cache on the host, [`run`] is the protocol every
-//! decode run goes through (poison, launch, check against the oracle, time with a cold L2).
+//! `kernel-headers/include/flashlab/decode.cuh`) and what a decode launch is given
+//! ([`DecodeLaunch`]); the trait a decode stage implements,
+//! [`DecodeStage`](crate::DecodeStage), is [`crate::stage`]'s, beside the prefill one.
+//! [`cache`] builds the cache on the host, [`run`] is the protocol every decode run goes
+//! through (poison, launch, check against the oracle, time with a cold L2).
 //! Book: "Stage 14: flash decode".
 
 pub mod cache;
 pub mod run;
 pub mod testing;
 
-use crate::{AttnParams, DType, Error, Gpu, Problem, Result};
+use crate::{AttnParams, DType, Error, Problem, Result};
 use reference::Shape;
 use serde::Serialize;
 use std::fmt;
@@ -136,6 +138,16 @@ impl DecodeProblem {
             .map_or(1, |ps| self.seqlens_k[b].div_ceil(ps))
     }
 
+    /// Pages a paged cache's pool holds: every sequence's pages plus spares no sequence
+    /// owns (an eighth more, at least two), so the pool is not simply filled in order
+    /// ([`cache`] builds it).
+    pub fn pool_pages(&self) -> usize {
+        let used: usize = (0..self.batch.min(self.seqlens_k.len()))
+            .map(|b| self.pages_of(b))
+            .sum();
+        used + (used / 8).max(2)
+    }
+
     /// Columns of the block table: the longest sequence's pages.
     pub fn pages_per_seq(&self) -> usize {
         (0..self.batch).map(|b| self.pages_of(b)).max().unwrap_or(0)
@@ -247,7 +259,7 @@ impl DecodeProblem {
         }
         let cache_rows = match self.layout {
             KvLayout::Contiguous => self.batch.checked_mul(self.capacity()),
-            KvLayout::Paged { page_size } => cache::pool_pages(self).checked_mul(page_size),
+            KvLayout::Paged { page_size } => self.pool_pages().checked_mul(page_size),
         };
         let row = self.kv_heads.checked_mul(self.head_dim);
         for (name, n) in [
@@ -501,7 +513,7 @@ pub fn check_splits(p: &DecodeProblem, splits: usize) -> Result<()> {
     Ok(())
 }
 
-/// `struct DecodeParams` of `stages/include/flashlab/decode.cuh`, field for field.
+/// `struct DecodeParams` of `kernel-headers/include/flashlab/decode.cuh`, field for field.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecodeParams {
@@ -542,34 +554,6 @@ pub struct DecodeLaunch<'a> {
     pub problem: &'a DecodeProblem,
     pub params: DecodeParams,
     pub splits: usize,
-}
-
-/// A decode rung of the ladder: its tile shape and how to queue its kernels (the split
-/// kernel, `flash_decode_split_<dtype>_d<D>`, then whatever merges the splits).
-pub trait DecodeStage: crate::Stage {
-    fn tiles(&self) -> DecodeTiles;
-    /// The split kernel for `p`'s dtype and head dim, from the stage's kernels.
-    fn split_kernel(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<crate::Kernel> {
-        self.info().kernels.function(
-            gpu,
-            &crate::kernels::kernel_name("flash_decode_split", p.dtype, p.head_dim),
-        )
-    }
-    /// How many of its split kernel's blocks one SM holds at once ([`Gpu::resident_blocks`]):
-    /// the most block slots per SM the split heuristic counts ([`SplitRule::slots`]).
-    fn blocks_per_sm(&self, gpu: &Gpu, p: &DecodeProblem) -> Result<u32> {
-        let t = self.tiles();
-        gpu.resident_blocks(
-            &self.split_kernel(gpu, p)?,
-            t.threads(p.head_dim),
-            t.smem_bytes(p.head_dim),
-        )
-    }
-    /// The split heuristic's rule for this stage.
-    fn split_rule(&self) -> SplitRule {
-        SplitRule::FlashAttention
-    }
-    fn launch_decode(&self, gpu: &Gpu, args: &DecodeLaunch) -> Result<()>;
 }
 
 #[cfg(test)]

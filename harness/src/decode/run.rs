@@ -4,14 +4,14 @@
 
 use super::cache::{DecodeInputs, validate_block_table};
 use super::{
-    DecodeLaunch, DecodeParams, DecodeProblem, DecodeStage, DecodeTiles, KvLayout, SplitRule,
-    check_splits, choose_splits, wave_efficiency,
+    DecodeLaunch, DecodeParams, DecodeProblem, DecodeTiles, KvLayout, SplitRule, check_splits,
+    choose_splits, wave_efficiency,
 };
 use crate::check::{CheckReport, check_outputs_f64};
 use crate::error::CudaContext as _;
 use crate::run::{ensure_fits, poisoned, upload};
 use crate::timing::{Timing, TimingProtocol, gb_per_s, time_between};
-use crate::{AttnParams, Gpu, Result};
+use crate::{AttnParams, DecodeStage, Gpu, Result};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -207,7 +207,7 @@ fn run_checked(
     let split_counters = stream
         .alloc_zeros::<i32>(tiles.blocks_per_split(p).max(1))
         .allocating(
-            gpu,
+            gpu.context(),
             4 * tiles.blocks_per_split(p).max(1),
             "allocating the split counters",
         )?;

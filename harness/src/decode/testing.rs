@@ -4,9 +4,10 @@
 //! decode stage: ignored, with the reason, where they cannot check anything.
 
 use super::run::{DecodeOptions, run_decode};
-use super::{DecodeProblem, DecodeStage, KvLayout};
-use crate::testing::{Checked, Needs, Skipped, Trial, assert_no_failures, gpu_for, trial};
-use crate::{DType, Error};
+use super::{DecodeProblem, KvLayout};
+use crate::testing::runner::{Checked, Needs, Skipped, assert_no_failures, gpu_for, trial};
+use crate::{DType, DecodeStage, Error};
+use libtest_mimic::Trial;
 
 /// The most shared memory a block may opt into on an sm_90 GPU (H100, H200), the decode
 /// stages' target: 227 KiB. Every configuration of the grid must fit in it.

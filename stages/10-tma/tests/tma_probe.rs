@@ -5,8 +5,8 @@
 
 use harness::cudarc::driver::sys::{CUtensorMapDataType, CUtensorMapSwizzle};
 use harness::cudarc::driver::{DeviceRepr, LaunchConfig, PushKernelArg};
+use harness::tensor_map::TensorMap;
 use harness::testing::{Checked, Needs};
-use harness::tma::TensorMap;
 use layout_viz::atoms::{TmaBox, TmaSwizzle};
 
 /// A 40 x 104 tensor of 16-bit elements (rows of 208 bytes: a tensor map's strides must be

@@ -3,9 +3,11 @@
 //! a GQA group packed into one tile and the cache contiguous or paged.
 //! Book: "Stage 14: flash decode".
 
-use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles};
+use harness::decode::{DecodeLaunch, DecodeTiles};
 use harness::kernels::kernel_name;
-use harness::{DType, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload};
+use harness::{
+    DType, DecodeStage, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload,
+};
 
 pub mod tiles;
 

@@ -2,8 +2,10 @@
 //! split of each row tile to finish merges all the splits' partial results, so a decode
 //! step is one launch. Book: "Stage 15: the combine fused".
 
-use harness::decode::{DecodeLaunch, DecodeStage, DecodeTiles, SplitRule};
-use harness::{DType, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload};
+use harness::decode::{DecodeLaunch, DecodeTiles, SplitRule};
+use harness::{
+    DType, DecodeStage, Gpu, GpuArch, KernelBundle, Result, Stage, StageInfo, TensorCores, Workload,
+};
 
 pub mod tiles;
 
