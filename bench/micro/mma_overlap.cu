@@ -12,7 +12,7 @@
 
 #include "check.cuh"
 // The stages' own mma.sync wrapper.
-#include "../../stages/include/flashlab/mma.cuh"
+#include "../../kernel-headers/include/flashlab/mma.cuh"
 
 template <int F, int X>
 __global__ void overlap(float* out, long long* cycles, int iters) {
