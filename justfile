@@ -220,6 +220,10 @@ plots from="" out="bench/out": _flashlab
 compare A B *FLAGS: _kernels
     cargo run --release --quiet -- compare {{A}} {{B}} {{FLAGS}}
 
+# What FP8 costs in accuracy, on the CPU (no GPU, no kernels): O's error against exact attention for the bf16 math and FP8 recipes (per-tensor or per-block scales, incoherent processing), on normal and outlier inputs: `just accuracy --dim 128`
+accuracy *FLAGS:
+    cargo run --release --quiet -- accuracy {{FLAGS}}
+
 # Stage N's measured timeline: the timeline kernel checked and timed against the timed one (the instrumentation's overhead), a phase summary, and an SVG Gantt chart in bench/out/timeline-N.svg: `just timeline 11 --seqlen 8192 --blocks 3 --tiles 4..10`
 timeline N *FLAGS: _kernels
     cargo run --release --quiet -- timeline {{N}} {{FLAGS}}

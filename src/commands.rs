@@ -20,6 +20,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plots { book: true, .. } => book_plots(),
         Command::Plots { from, out, .. } => plots(&from, &out),
         Command::Compare(args) => compare(args),
+        Command::Accuracy(args) => crate::accuracy::run(args),
         Command::Timeline(args) => timeline(args),
         Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
     }

@@ -2,6 +2,7 @@
 //! command line and the stage table it drives; the machinery lives in `harness`, the
 //! oracle in `reference`, and each kernel stage in its own crate under `stages/`.
 
+pub mod accuracy;
 pub mod bench;
 pub mod cli;
 mod commands;

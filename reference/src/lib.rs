@@ -5,7 +5,8 @@
 //! * [`tiled`]: the FlashAttention-2 forward loop on the CPU, tile by tile.
 //! * [`split_kv`]: partial results over K/V chunks and their combine (flash-decoding).
 //! * [`backward`](mod@backward): dQ, dK, dV from dO and the saved LSE.
-//! * [`dtype`], [`fp8`], [`hadamard`]: low-precision emulation.
+//! * [`dtype`], [`fp8`], [`hadamard`]: low-precision emulation; [`fp8_attention`]: attention
+//!   as an FP8 kernel computes it (E4M3 casts, scales, incoherent processing).
 //! * [`error`]: error metrics and tolerances, including FlashAttention-3's rule.
 //!
 //! Tensors are flat `f64` slices in FlashAttention's BSHD layout; see [`Shape`].
@@ -43,11 +44,13 @@
 //! | split-KV over any partition equals the oracle | `split_kv_combine_equals_oracle`, `split_kv_merge_of_online_states_equals_oracle` |
 //! | the backward pass matches finite differences | `tests/backward.rs`: `backward_matches_finite_differences` |
 //! | FP8 rounds to a nearest code; Hadamard is orthonormal | `tests/dtype.rs` |
+//! | a random rotation of Q and K leaves every score unchanged | `tests/fp8_attention.rs`: `rotation_leaves_scores_unchanged` |
 
 pub mod backward;
 pub mod dtype;
 pub mod error;
 pub mod fp8;
+pub mod fp8_attention;
 pub mod hadamard;
 pub mod mask;
 pub mod oracle;

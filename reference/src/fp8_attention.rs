@@ -1,0 +1,267 @@
+//! FP8 attention as an FP8 kernel computes it, in emulation (and, for comparison, bf16 as
+//! a bf16 flash kernel computes it): what its inputs and P become
+//! after the casts to E4M3, and nothing else rounded, so its error against the exact
+//! [`attention`](crate::attention) is the error FP8 itself costs.
+//!
+//! The recipe is FlashAttention-3's (its paper, section 3.3):
+//!
+//! 1. optionally, Q and K are multiplied by the same random orthogonal matrix `M = D H`, a
+//!    diagonal of random signs times the normalized Hadamard matrix ("incoherent
+//!    processing"): `(Q M)(K M)ᵀ = Q Kᵀ` in exact arithmetic, while an outlier in one
+//!    coordinate is spread over all of them before the cast;
+//! 2. Q, K and V are quantized to E4M3 with a scale per tensor, per (batch, head), or per
+//!    block of rows of one (batch, head) ([`Granularity`]), each scale `amax / 448`;
+//! 3. `S = Q Kᵀ` from the quantized values (exact: an FP8 `wgmma` accumulates products of
+//!    8-bit values in f32, and the error of that sum is far below the casts');
+//! 4. the softmax with each row's exact max; P = `exp(S − m)` cast to E4M3 after a
+//!    multiplication by 2^8 (which puts P's largest value, 1, in E4M3's range rather than at
+//!    its bottom) and taken back out; the row sum from P before the cast, as a kernel keeps it
+//!    in f32;
+//! 5. `O = round_bf16(Σ P̃ V / l)`: the output is stored in bf16.
+//!
+//! A kernel's online softmax rounds P against the running max instead of the final one;
+//! the emulation uses the final max, which changes which P values share a binade, not the
+//! size of the rounding error.
+
+use crate::dtype::LowPrecision;
+use crate::fp8::Fp8Format;
+use crate::hadamard::hadamard_transform;
+use crate::mask::Mask;
+use crate::oracle::Attention;
+use crate::shape::Shape;
+use rayon::prelude::*;
+
+/// Which elements share one quantization scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Granularity {
+    /// One scale for the whole tensor (FlashAttention-3's released kernels take one descale
+    /// per (batch, head) of K and V; per tensor is the simplest "baseline FP8").
+    PerTensor,
+    /// One scale per (batch, head) of the tensor.
+    PerHead,
+    /// One scale per block of `rows` consecutive sequence positions of one (batch, head):
+    /// the paper's "block quantization", where a block is a kernel's tile.
+    PerBlock { rows: usize },
+}
+
+impl Granularity {
+    pub fn name(self) -> String {
+        match self {
+            Granularity::PerTensor => "per tensor".into(),
+            Granularity::PerHead => "per head".into(),
+            Granularity::PerBlock { rows } => format!("per block of {rows} rows"),
+        }
+    }
+}
+
+/// How an FP8 kernel prepares and computes: the scales' granularity, and the seed of the
+/// random signs of incoherent processing (`None`: no rotation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fp8Recipe {
+    pub granularity: Granularity,
+    pub incoherent: Option<u64>,
+}
+
+/// 2^8: P is multiplied by it before the cast to E4M3 and divided by it after.
+pub const P_SCALE: f64 = 256.0;
+
+/// The random signs of incoherent processing for head dim `d`: entry `i` is ±1, from a
+/// SplitMix64 stream of `seed` (fixed, so Q and K get the same matrix).
+pub fn random_signs(d: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..d)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            if z & 1 == 0 { 1.0 } else { -1.0 }
+        })
+        .collect()
+}
+
+/// `x ← x D H` for every row of length `signs.len()` (a power of two): the signs, then the
+/// orthonormal Hadamard transform. Orthogonal, so dot products between rows are unchanged.
+pub fn rotate_rows(x: &mut [f64], signs: &[f64]) {
+    let d = signs.len();
+    assert_eq!(x.len() % d, 0, "rows of length {d}");
+    for row in x.chunks_mut(d) {
+        for (v, s) in row.iter_mut().zip(signs) {
+            *v *= s;
+        }
+        hadamard_transform(row);
+    }
+}
+
+/// Quantize-dequantize a BSHD tensor of `seqlen` positions and `heads` heads to E4M3, with
+/// one scale per group of `granularity`: the values an FP8 kernel computes with.
+pub fn fake_quantize_bshd(
+    x: &[f64],
+    batch: usize,
+    seqlen: usize,
+    heads: usize,
+    dim: usize,
+    granularity: Granularity,
+) -> Vec<f64> {
+    assert_eq!(x.len(), batch * seqlen * heads * dim, "a BSHD tensor");
+    let format = Fp8Format::E4M3;
+    // The group of element (b, s, h, _).
+    let group = |b: usize, s: usize, h: usize| -> usize {
+        match granularity {
+            Granularity::PerTensor => 0,
+            Granularity::PerHead => b * heads + h,
+            Granularity::PerBlock { rows } => {
+                let blocks = seqlen.div_ceil(rows);
+                (b * heads + h) * blocks + s / rows
+            }
+        }
+    };
+    let groups = match granularity {
+        Granularity::PerTensor => 1,
+        Granularity::PerHead => batch * heads,
+        Granularity::PerBlock { rows } => batch * heads * seqlen.div_ceil(rows),
+    };
+    let mut amax = vec![0.0f64; groups];
+    let index = |b: usize, s: usize, h: usize| ((b * seqlen + s) * heads + h) * dim;
+    for b in 0..batch {
+        for s in 0..seqlen {
+            for h in 0..heads {
+                let g = group(b, s, h);
+                let start = index(b, s, h);
+                for v in &x[start..start + dim] {
+                    amax[g] = amax[g].max(v.abs());
+                }
+            }
+        }
+    }
+    let scales: Vec<f64> = amax
+        .iter()
+        .map(|&a| if a > 0.0 { a / format.max() } else { 1.0 })
+        .collect();
+    let mut out = vec![0.0; x.len()];
+    for b in 0..batch {
+        for s in 0..seqlen {
+            for h in 0..heads {
+                let scale = scales[group(b, s, h)];
+                let start = index(b, s, h);
+                for d in start..start + dim {
+                    out[d] = format.round(x[d] / scale) * scale;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Attention computed as an FP8 kernel would by `recipe` (see the module documentation).
+/// The LSE is that of the quantized scores.
+pub fn attention_fp8(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+) -> Attention {
+    shape.check_inputs(q, k, v);
+    let d = shape.head_dim;
+    let (mut q, mut k) = (q.to_vec(), k.to_vec());
+    if let Some(seed) = recipe.incoherent {
+        assert!(
+            d.is_power_of_two(),
+            "incoherent processing needs a power-of-two head dim, not {d}"
+        );
+        let signs = random_signs(d, seed);
+        rotate_rows(&mut q, &signs);
+        rotate_rows(&mut k, &signs);
+    }
+    let g = recipe.granularity;
+    let q = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
+    let k = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    let v = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    flash_style(&q, &k, &v, shape, mask, scale, |p| {
+        Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE
+    })
+}
+
+/// Attention as a bf16 flash kernel computes it: Q, K and V in bf16, S and the softmax in
+/// f32 (here exact), P cast to bf16 for P V, O stored in bf16. Unlike
+/// [`Precision::Emulated`](crate::Precision::Emulated), which follows PyTorch's eager
+/// attention and also rounds S to bf16, this is the math of the flash stages.
+pub fn attention_bf16_flash(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+) -> Attention {
+    shape.check_inputs(q, k, v);
+    let bf16 = LowPrecision::Bf16;
+    let (q, k, v) = (bf16.rounded(q), bf16.rounded(k), bf16.rounded(v));
+    flash_style(&q, &k, &v, shape, mask, scale, |p| bf16.round(p))
+}
+
+/// Steps 3-5 of the module documentation on inputs already cast: exact scores, the
+/// softmax with each row's exact max, P = `round_p(exp(S − m))` for P V and the unrounded
+/// sum for the normalization, O rounded to bf16.
+fn flash_style(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    round_p: impl Fn(f64) -> f64 + Sync,
+) -> Attention {
+    let d = shape.head_dim;
+    let rows: Vec<(usize, usize, usize)> = (0..shape.batch)
+        .flat_map(|b| {
+            (0..shape.seqlen_q).flat_map(move |i| (0..shape.heads).map(move |h| (b, i, h)))
+        })
+        .collect();
+    let results: Vec<(Vec<f64>, f64)> = rows
+        .par_iter()
+        .map(|&(b, i, h)| {
+            let hk = shape.kv_head(h);
+            let qi = &q[shape.q_index(b, i, h, 0)..][..d];
+            let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);
+            if keys.is_empty() {
+                return (vec![0.0; d], f64::NEG_INFINITY);
+            }
+            let scores: Vec<f64> = keys
+                .clone()
+                .map(|j| {
+                    let kj = &k[shape.kv_index(b, j, hk, 0)..][..d];
+                    scale * qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>()
+                })
+                .collect();
+            let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let mut o = vec![0.0; d];
+            let mut l = 0.0;
+            for (j, s) in keys.zip(&scores) {
+                let e = (s - m).exp();
+                l += e;
+                let p = round_p(e);
+                let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
+                for (o, x) in o.iter_mut().zip(vj) {
+                    *o += p * x;
+                }
+            }
+            let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
+            (o, m + l.ln())
+        })
+        .collect();
+    let mut out = Attention {
+        o: vec![0.0; shape.o_len()],
+        lse: vec![0.0; shape.lse_len()],
+    };
+    for (&(b, i, h), (o, lse)) in rows.iter().zip(results) {
+        let start = shape.q_index(b, i, h, 0);
+        out.o[start..start + d].copy_from_slice(&o);
+        out.lse[shape.lse_index(b, h, i)] = lse;
+    }
+    out
+}

@@ -1,0 +1,66 @@
+//! `flashlab accuracy` on a small shape: the relations its table exists to show, with the
+//! values asserted (no GPU involved: the computations are the CPU oracle's).
+
+use flashlab::accuracy::{AccuracyArgs, ErrorRow, measure, table};
+
+fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
+    AccuracyArgs {
+        batch: 1,
+        heads: 2,
+        seqlen,
+        dim,
+        causal: false,
+        seed: 1,
+        outlier_fraction: 0.001,
+        outlier_std: 10.0,
+        block_rows: 64,
+        json: None,
+    }
+}
+
+fn rmse(rows: &[ErrorRow], inputs: &str, starts: &str) -> f64 {
+    rows.iter()
+        .find(|r| r.inputs == inputs && r.computation.starts_with(starts))
+        .unwrap_or_else(|| panic!("no row {starts:?} for {inputs:?}"))
+        .rmse
+}
+
+#[test]
+fn fp8_costs_an_order_of_magnitude_and_the_rotation_wins_some_back_on_outliers() {
+    let rows = measure(&args(512, 64)).unwrap();
+    assert_eq!(rows.len(), 10, "five computations on two kinds of input");
+    for inputs in ["N(0, 1)", "with outliers"] {
+        let bf16 = rmse(&rows, inputs, "bf16");
+        let fp8 = rmse(&rows, inputs, "FP8 E4M3, a scale per tensor");
+        // E4M3 keeps 3 mantissa bits to bf16's 7: at least 4x the error.
+        assert!(
+            fp8 > 4.0 * bf16,
+            "{inputs}: FP8 {fp8:.2e} against bf16 {bf16:.2e}"
+        );
+        // bf16 stays near its unit roundoff, 2^-9 relative, on O's O(0.1) values.
+        assert!(bf16 < 2e-3, "{inputs}: bf16 {bf16:.2e}");
+    }
+    let plain = rmse(&rows, "with outliers", "FP8 E4M3, a scale per tensor");
+    let rotated = rmse(&rows, "with outliers", "FP8 E4M3, per tensor, incoherent");
+    assert!(
+        rotated < 0.8 * plain,
+        "outliers: {rotated:.2e} rotated against {plain:.2e}"
+    );
+    // On normal inputs there are no outliers to spread: the rotation changes little.
+    let plain = rmse(&rows, "N(0, 1)", "FP8 E4M3, a scale per tensor");
+    let rotated = rmse(&rows, "N(0, 1)", "FP8 E4M3, per tensor, incoherent");
+    assert!(
+        (rotated / plain - 1.0).abs() < 0.2,
+        "normal: {rotated:.2e} rotated against {plain:.2e}"
+    );
+    let md = table(&rows);
+    assert_eq!(md.lines().count(), 2 + 5, "{md}");
+}
+
+#[test]
+fn unsupported_head_dims_and_empty_shapes_are_refused_by_name() {
+    let e = measure(&args(64, 96)).unwrap_err().to_string();
+    assert!(e.contains("--dim 96") && e.contains("power of two"), "{e}");
+    let e = measure(&args(0, 64)).unwrap_err().to_string();
+    assert!(e.contains("--seqlen"), "{e}");
+}
