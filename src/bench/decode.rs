@@ -812,7 +812,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
             .label(format!("streaming read {read:.0}"))
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK.stroke_width(1)));
         for (i, &batch) in batches.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+            let color = super::style::stage_color(i as u32 + 1);
             let points = |select: &dyn Fn(&DecodeRow) -> bool| -> Vec<(f64, f64)> {
                 let mut pts: Vec<(f64, f64)> = results
                     .shapes()
@@ -903,7 +903,7 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
             .into_iter()
             .filter(|s| s.0 == 1 || s.1 == 8192);
         for (i, shape) in shapes.enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
+            let color = super::style::stage_color(i as u32 + 1);
             let mut pts: Vec<(f64, f64)> = results
                 .ok()
                 .filter(|r| {
@@ -940,7 +940,6 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
 }
 
 /// The colors of the lines, one per batch size or shape (the bench plots' stage colors).
-const PALETTE: &[RGBColor] = &super::style::STAGE_COLORS;
 
 /// The x axis of a decode chart: a log2 scale whose whole powers are labelled, divided by
 /// `x_unit` and suffixed; the y axis is GB/s from 0 to `y_max`.

@@ -8,8 +8,8 @@ use super::ladder;
 use super::output::{causal_title, distinct, results_table};
 use super::results::{BenchResults, Row, RowKind};
 use super::style::{
-    FIGURE_W, MIN_TEXT_PX, STAGE_COLORS, baseline_color, figure_subtitle, font, nice_ceiling,
-    plot_err,
+    FIGURE_W, MIN_TEXT_PX, baseline_color, figure_subtitle, font, nice_ceiling, plot_err,
+    stage_color,
 };
 use anyhow::{Context as _, Result};
 use plotters::coord::Shift;
@@ -39,7 +39,7 @@ pub struct Series {
 
 fn row_color(r: &Row) -> RGBColor {
     match (r.kind, r.stage) {
-        (RowKind::Stage, Some(n)) => STAGE_COLORS[(n.max(1) as usize - 1) % STAGE_COLORS.len()],
+        (RowKind::Stage, Some(n)) => stage_color(n),
         _ => baseline_color(&r.name),
     }
 }
@@ -109,7 +109,7 @@ pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series
         if !points.is_empty() {
             out.push(Series {
                 label: format!("stage {b} over {a}"),
-                color: STAGE_COLORS[(b.max(1) as usize - 1) % STAGE_COLORS.len()],
+                color: stage_color(b),
                 baseline: false,
                 points,
             });

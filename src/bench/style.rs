@@ -22,7 +22,8 @@ pub fn font(px: f64) -> (&'static str, f64) {
     ("sans-serif", (px * 1.24).ceil())
 }
 
-/// Stage colors by stage number (1-based), so a stage keeps its color across figures.
+/// The first stages' colors (1-based: entry 0 is stage 1), so a stage keeps its color
+/// across figures; [`stage_color`] continues the list for any number of stages.
 pub const STAGE_COLORS: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -45,6 +46,41 @@ pub const STAGE_COLORS: [RGBColor; 20] = [
     RGBColor(90, 150, 220),
     RGBColor(120, 120, 0),
 ];
+
+/// The color of stage `n` (1-based) in every figure: [`STAGE_COLORS`] for the first 20,
+/// then hues a golden angle apart at two alternating lightnesses, so no stage ever takes
+/// another's color as the table grows.
+pub fn stage_color(n: u32) -> RGBColor {
+    let i = n.max(1) as usize - 1;
+    if let Some(&c) = STAGE_COLORS.get(i) {
+        return c;
+    }
+    let k = (i - STAGE_COLORS.len()) as f64;
+    let hue = (k * 137.507_764) % 360.0;
+    let lightness = if (i - STAGE_COLORS.len()) % 2 == 0 {
+        0.40
+    } else {
+        0.55
+    };
+    hsl(hue, 0.70, lightness)
+}
+
+/// An HSL color (hue in degrees, saturation and lightness in [0, 1]) as RGB.
+fn hsl(h: f64, s: f64, l: f64) -> RGBColor {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let x = c * (1.0 - ((h / 60.0) % 2.0 - 1.0).abs());
+    let (r, g, b) = match (h / 60.0) as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    RGBColor(byte(r), byte(g), byte(b))
+}
 
 pub fn baseline_color(name: &str) -> RGBColor {
     match name {
@@ -87,4 +123,24 @@ pub fn nice_ceiling(x: f64) -> f64 {
         }
     }
     10.0 * p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_two_of_the_first_hundred_stages_share_a_color() {
+        let colors: Vec<RGBColor> = (1..=100).map(stage_color).collect();
+        for (i, a) in colors.iter().enumerate() {
+            for (j, b) in colors.iter().enumerate().skip(i + 1) {
+                assert!(a != b, "stages {} and {} share {a:?}", i + 1, j + 1);
+            }
+        }
+        assert_eq!(
+            stage_color(14),
+            STAGE_COLORS[13],
+            "the listed colors come first"
+        );
+    }
 }
