@@ -939,8 +939,6 @@ pub fn write_plots(results: &DecodeResults, dir: &Path) -> Result<Vec<PathBuf>> 
     Ok(vec![bandwidth, splits_path])
 }
 
-/// The colors of the lines, one per batch size or shape (the bench plots' stage colors).
-
 /// The x axis of a decode chart: a log2 scale whose whole powers are labelled, divided by
 /// `x_unit` and suffixed; the y axis is GB/s from 0 to `y_max`.
 struct Axes {
