@@ -496,9 +496,38 @@ pub fn wgmma_a() -> TvAtom {
     )
 }
 
+/// `wgmma.m64nNk32` A from registers at 8 bits (64 x 32, E4M3): warp w owns rows
+/// 16w..16w+15; lane l holds row l / 4 (and + 8) and the four consecutive k from 4 (l % 4),
+/// and again 16 further along k. Values run as the bytes of its four registers: 4
+/// consecutive k a register (byte b is k + b), then row + 8, then k + 16. CuTe:
+/// `((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))`.
+pub fn wgmma_a_fp8() -> TvAtom {
+    tv(
+        "wgmma-m64k32-a-fp8",
+        "wgmma.m64nNk32 A in registers (64x32, E4M3), 4 warps",
+        Operand::A,
+        64,
+        32,
+        &[mode(4, 0, 4), mode(8, 1, 0), mode(4, 16, 0)],
+        &[mode(4, 0, 1), mode(2, 8, 0), mode(2, 0, 16)],
+    )
+}
+
+/// The key an FP8 kernel puts at position `k` (of 32) of a k-step of P V, so that P's
+/// 8-bit A registers are the thread's own accumulator values of S, packed in order with no
+/// exchange between threads: the accumulator gives lane l keys 2 (l % 4) + {0, 1} of each
+/// 8-key slice, the 8-bit A wants 4 (l % 4) + {0..3} of each 16, so position k of the A
+/// operand (and of V's transposed tile) holds key
+/// `16 (k / 16) + 8 ((k % 4) / 2) + 2 ((k % 16) / 4) + k % 2`.
+pub fn fp8_pv_key(k: u32) -> u32 {
+    assert!(k < 32, "a k-step of the 8-bit wgmma has 32 keys");
+    16 * (k / 16) + 8 * ((k % 4) / 2) + 2 * ((k % 16) / 4) + k % 2
+}
+
 /// The names `tv_by_name` accepts, for help texts and errors.
 pub const TV_NAMES: &str = "mma-m16n8k16-a|b|c, mma-m16n8k8-a|b|c, mma-m16n8k16-b-4warps, \
-ldmatrix-x1|x2|x4[-trans][-src], wgmma-m64n<N>k16-c, wgmma-m64n<N>k16-a, cp-async-<R>x<C>";
+ldmatrix-x1|x2|x4[-trans][-src], wgmma-m64n<N>k16-c, wgmma-m64n<N>k16-a, wgmma-m64k32-a-fp8, \
+cp-async-<R>x<C>";
 
 /// A TV atom by its CLI name.
 pub fn tv_by_name(name: &str) -> Result<TvAtom, AtomError> {
@@ -513,6 +542,7 @@ pub fn tv_by_name(name: &str) -> Result<TvAtom, AtomError> {
         "mma-m16n8k8-a" => return Ok(mma_m16n8k8_a()),
         "mma-m16n8k8-b" => return Ok(mma_m16n8k8_b()),
         "mma-m16n8k8-c" => return Ok(mma_m16n8_c(name, "mma.m16n8k8 C/D (16x8, f32)")),
+        "wgmma-m64k32-a-fp8" => return Ok(wgmma_a_fp8()),
         "mma-m16n8k16-b-4warps" => {
             return Ok(mma_m16n8k16_b().broadcast_over(
                 4,

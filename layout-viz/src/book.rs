@@ -496,6 +496,17 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             }),
         ),
         (
+            "wgmma-m64k32-a-fp8-warps01.svg",
+            "wgmma A from registers at 8 bits (E4M3), rows 0-31 (warps 0 and 1): four consecutive k a register, 16 values a thread",
+            Box::new(|| {
+                Ok(render::tv_window(
+                    &atoms::tv_by_name("wgmma-m64k32-a-fp8")?,
+                    0..32,
+                    0..32,
+                ))
+            }),
+        ),
+        (
             "tma-box-8x64.svg",
             "TMA: an 8x64 bf16 box into shared memory, unswizzled",
             tma(TmaSwizzle::None),

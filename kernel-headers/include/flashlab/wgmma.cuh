@@ -115,6 +115,17 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[R]) {
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " FL_WGMMA_D128 ", {%128, %129, %130, %131}, %132, p, 1, 1, 1;\n}\n" \
                  : FL_WGMMA_OUT128(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
 
+// FP8 (E4M3): k is 32 per instruction, and both operands in shared memory must be K-major,
+// so these forms take no transpose flags.
+#define FL_WGMMA_SS_N64_E4M3(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FL_WGMMA_D32 ", %32, %33, p, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N64_E4M3(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FL_WGMMA_D32 ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+
 // ANCHOR: wgmma
 // D (64 x N) = A B (+ D when `accumulate`): A (64 x 16) and B (16 x N) in shared memory,
 // both K-major, through their descriptors.
@@ -143,5 +154,24 @@ __device__ __forceinline__ void wgmma_rs_mn(float (&d)[N / 2], const uint32_t (&
     if constexpr (N == 128 && std::is_same_v<T, __half>) FL_WGMMA_RS_N128_F16(d, a, desc_b, acc);
 }
 // ANCHOR_END: wgmma
+
+// ANCHOR: wgmma_fp8
+// The same at 8 bits (E4M3 codes, 4 a 32-bit register): A (64 x 32) from shared memory or
+// from registers (four 32-bit registers a thread: 4 consecutive k a register, rows r and
+// r + 8, k and k + 16), B (32 x N) in shared memory, K-major. The accumulator is the 16-bit
+// forms' (wgmma_c).
+template <int N>
+__device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    static_assert(N == 64, "wgmma.cuh spells out FP8 SS for N = 64 (the probe's)");
+    const int acc = accumulate;
+    FL_WGMMA_SS_N64_E4M3(d, desc_a, desc_b, acc);
+}
+template <int N>
+__device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
+    static_assert(N == 64, "wgmma.cuh spells out FP8 RS for N = 64 (the probe's)");
+    const int acc = accumulate;
+    FL_WGMMA_RS_N64_E4M3(d, a, desc_b, acc);
+}
+// ANCHOR_END: wgmma_fp8
 
 }  // namespace flashlab
