@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use layout_viz::{pingpong, pipeline};
+use protocol_viz::{pingpong, pipeline};
 
 /// A kernel's code lines, comments dropped and whitespace collapsed.
 fn code(path: &str) -> Vec<String> {

@@ -3,16 +3,16 @@
 //! book's three figures of them.
 //!
 //! The figures take the kernels' own functions (`kernel-headers/include/flashlab/decode_index.cuh`
-//! through [`crate::kernel_fns`]) on native targets and layout-viz's models of them on
+//! through [`layout_viz::kernel_fns`]) on native targets and layout-viz's models of them on
 //! wasm32 ([`DecodeFns`]); `tests/decode.rs` holds the two equal over a grid of inputs.
 //! The tile shape is the stage's own `src/tiles.rs`. Book: "Stage 14: flash decode".
 
 use svg::node::element::{Group, Polygon, Title};
 
-use crate::decode_index::{KvCache, PackedRow, SplitTiles};
+use layout_viz::decode_index::{KvCache, PackedRow, SplitTiles};
 #[cfg(not(target_arch = "wasm32"))]
-use crate::kernel_fns;
-use crate::svg_kit::{
+use layout_viz::kernel_fns;
+use layout_viz::svg_kit::{
     CHAR_W_11, CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, fmt, heading, line, rect,
     swatch, text, wrap,
 };

@@ -21,10 +21,10 @@ use std::collections::HashSet;
 
 use svg::node::element::{Group, Polygon, Title};
 
-use crate::render;
 use crate::ring::Mbarrier;
-pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{
+use layout_viz::render;
+pub use layout_viz::svg_kit::MAX_WIDTH;
+use layout_viz::svg_kit::{
     CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
 };
 

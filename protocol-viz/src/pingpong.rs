@@ -23,8 +23,8 @@ use std::collections::HashSet;
 
 use svg::node::element::{Group, Polygon, Title};
 
-pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{
+pub use layout_viz::svg_kit::MAX_WIDTH;
+use layout_viz::svg_kit::{
     CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
 };
 
