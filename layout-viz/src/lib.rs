@@ -21,7 +21,6 @@ pub mod swizzle;
 pub mod atoms;
 pub mod bank;
 pub mod book;
-pub mod decode_index;
 pub mod figure_size;
 pub mod gmma;
 #[cfg(not(target_arch = "wasm32"))]
