@@ -7,6 +7,9 @@ use std::path::Path;
 
 use layout_viz::book::{BookError, Manifest, ManifestEntry};
 
+use crate::pipeline::stage12;
+use crate::ring::stage10;
+
 /// The manifest's file name in the output directory.
 pub const MANIFEST: &str = "manifest-protocol.json";
 
@@ -19,14 +22,17 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             "tma-ring-phases.svg",
             "Stage 10's K/V ring: each slot's mbarrier completes one phase per tile, waited on by parity",
             || {
+                // Stage 10's ring at d = 128: each tile's K and V as two boxes of 64 bf16
+                // columns (the 128-byte swizzle's span) by BLOCK_KV rows.
+                let b = stage10::BLOCK_KV * 64 * 2;
                 crate::ring::ring_phases(
-                    2,
+                    stage10::NSTAGES,
                     6,
                     &[
-                        ("K cols 0-63 land", 8192),
-                        ("K cols 64-127 land", 8192),
-                        ("V cols 0-63 land", 8192),
-                        ("V cols 64-127 land", 8192),
+                        ("K cols 0-63 land", b),
+                        ("K cols 64-127 land", b),
+                        ("V cols 0-63 land", b),
+                        ("V cols 64-127 land", b),
                     ],
                 )
             },
@@ -34,7 +40,9 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
         (
             "warp-specialized-full-empty.svg",
             "Stage 12: the full and empty mbarriers of K's two-slot ring over four tiles, from the model the tests run in every order",
-            || crate::pipeline::full_empty_svg(2, 4, 8),
+            // Stage 12's ring at d = 128, and its consumer warps: all but the producer
+            // warpgroup's 4.
+            || crate::pipeline::full_empty_svg(stage12::NSTAGES, 4, stage12::WARPS - 4),
         ),
         (
             "ping-pong-schedule.svg",

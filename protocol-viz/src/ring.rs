@@ -91,6 +91,12 @@ impl Mbarrier {
 
 // render.rs's ink, font and sizes; every text here is at least 12px, and the figure at
 // most 740px wide, the book's column, so it is never scaled down.
+/// Stage 10's tile shape, the one definition its kernel and its launcher use.
+#[allow(dead_code)]
+pub(crate) mod stage10 {
+    include!("../../stages/10-tma/src/tiles.rs");
+}
+
 pub use layout_viz::svg_kit::MAX_WIDTH;
 use layout_viz::svg_kit::{CHAR_W_12 as CHAR_W, INK, MARGIN, MUTED, document, fmt, rect, text};
 
