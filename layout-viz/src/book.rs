@@ -1,5 +1,6 @@
-//! Every diagram the mdBook uses, under stable file names, with a `manifest.json` that
-//! lists each file and its one-line caption. The book links these names, so a name here
+//! Every layout, atom, swizzle and bank diagram the mdBook uses (protocol-viz's `book`
+//! draws the figures of the protocol models), under stable file names, with a
+//! `manifest.json` that lists each file and its one-line caption. The book links these names, so a name here
 //! is a promise: rename only together with the book.
 
 use std::path::Path;
