@@ -25,7 +25,14 @@ fn main() {
     // 2026-11-26-decode-h100-runs), and when HEAD moves. Not when the index changes: a
     // `git add` leaves the sources and the dirty flag as they were, and watching the index
     // made every build link flashlab twice.
-    for dir in ["src", "harness", "stages", "reference", "layout-viz"] {
+    for dir in [
+        "src",
+        "harness",
+        "stages",
+        "reference",
+        "layout-viz",
+        "protocol-viz",
+    ] {
         println!("cargo:rerun-if-changed={dir}");
     }
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {

@@ -174,9 +174,10 @@ book-tools:
         cp -r book/tools/node_modules/katex/dist/katex.min.css book/tools/node_modules/katex/dist/fonts book/src/vendor/katex/
     fi
 
-# Draw the diagrams (layout-viz book) and what the book takes from the runs of record (`just plots`: bench/records/book.txt lists it), then build the book into book/build
+# Draw the diagrams (layout-viz book, protocol-viz book) and what the book takes from the runs of record (`just plots`: bench/records/book.txt lists it), then build the book into book/build
 book: book-tools _layout-viz _flashlab _playground
     cargo run --quiet -p layout-viz -- book --out book/src/generated
+    cargo run --quiet -p protocol-viz -- book --out book/src/generated
     cargo run --release --quiet -- plots --book
     cd book && "{{mdbook}}" build
 

@@ -426,11 +426,11 @@ impl std::str::FromStr for TileRange {
 
 impl TimelineArgs {
     /// The part of the run to draw.
-    pub fn window(&self) -> layout_viz::timeline::Window {
+    pub fn window(&self) -> protocol_viz::timeline::Window {
         if self.all {
-            layout_viz::timeline::Window::All
+            protocol_viz::timeline::Window::All
         } else {
-            layout_viz::timeline::Window::Tiles {
+            protocol_viz::timeline::Window::Tiles {
                 first: self.tiles.first,
                 end: self.tiles.end,
             }

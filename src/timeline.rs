@@ -1,11 +1,11 @@
 //! `flashlab timeline N`'s pieces that need no GPU: a recorded [`Timeline`] as
-//! layout-viz's chart data, the phase summary as text, and the overhead.
+//! protocol-viz's chart data, the phase summary as text, and the overhead.
 
 use harness::check::CheckReport;
 use harness::timeline::{Lane, Phase, PhaseStat, Timeline, summarize};
 use harness::timing::Timing;
 use harness::{Problem, StageInfo};
-use layout_viz::timeline::{Chart, LegendEntry, Span, Window, duration};
+use protocol_viz::timeline::{Chart, LegendEntry, Span, Window, duration};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -30,8 +30,8 @@ pub fn note(phase: Phase) -> &'static str {
 }
 
 /// One recorded warpgroup as a lane: `block 0 · SM 17`, `consumer 1`.
-pub fn lane(l: &Lane) -> layout_viz::timeline::Lane {
-    layout_viz::timeline::Lane {
+pub fn lane(l: &Lane) -> protocol_viz::timeline::Lane {
+    protocol_viz::timeline::Lane {
         group: format!("block {} · SM {}", l.block, l.sm),
         name: l.name(),
         spans: l
@@ -111,7 +111,7 @@ pub fn summary_lines(stats: &[PhaseStat]) -> Vec<String> {
                 s.role.name(),
                 s.phase.label(),
                 s.count,
-                layout_viz::timeline::duration(s.mean_ns),
+                protocol_viz::timeline::duration(s.mean_ns),
                 100.0 * s.share
             )
         })
@@ -273,7 +273,7 @@ pub fn report(runs: &Runs, window: Window) -> Report {
     Report {
         lines,
         warnings,
-        svg: layout_viz::timeline::render(&chart),
+        svg: protocol_viz::timeline::render(&chart),
         json: serde_json::to_value(&json).expect("plain numbers and strings"),
     }
 }
@@ -366,7 +366,7 @@ mod tests {
             ]
         );
         assert_eq!(c.notes.len(), 2);
-        let svg = layout_viz::timeline::render(&c);
+        let svg = protocol_viz::timeline::render(&c);
         assert!(svg.contains(
             "block 0 · SM 17 · consumer 1, tile 1: QKᵀ 300 ns (issue → complete), 1.200 → 1.500 µs"
         ));

@@ -3,8 +3,8 @@
 //! - every `{{#include path:anchor}}` names an existing file and an anchor it defines,
 //!   and starts its line (indented in a list item, it ends the item and its code fence);
 //! - every image a chapter shows, and every figure it links (the whole figure behind a
-//!   readable part), exists: `generated/` ones are drawn by `layout-viz book`
-//!   (its manifest) or, under `generated/bench/`, by `flashlab plots` from the committed
+//!   readable part), exists: `generated/` ones are drawn by `layout-viz book` and
+//!   `protocol-viz book` (their manifests) or, under `generated/bench/`, by `flashlab plots` from the committed
 //!   run of record (`flashlab::bench::plots::file_names`); the Results chapter shows
 //!   every plot of that list and includes its table;
 //! - stage 4's code is stage 3's but for the `tile_offset` line (its chapter says so), and
@@ -384,12 +384,13 @@ fn results_plot_files() -> Vec<String> {
     files
 }
 
-/// What `just book` writes into book/src/generated: layout-viz's figures, and the plots
-/// and table of the run of record.
+/// What `just book` writes into book/src/generated: layout-viz's and protocol-viz's
+/// figures, and the plots and table of the run of record.
 fn generated_files() -> BTreeSet<String> {
     let mut files: BTreeSet<String> = layout_viz::book::manifest()
         .figures
         .into_iter()
+        .chain(protocol_viz::book::manifest().figures)
         .map(|f| f.file)
         .collect();
     files.extend(bench_plot_files());
@@ -695,7 +696,7 @@ fn no_inline_ptx_in_stage_kernels() {
 }
 
 #[test]
-fn every_image_exists_after_layout_viz_book() {
+fn every_image_exists_after_the_book_figures_are_drawn() {
     let generated = generated_files();
     let mut problems = Vec::new();
     let mut used = 0;
@@ -715,7 +716,7 @@ fn every_image_exists_after_layout_viz_book() {
                     used += 1;
                     if !generated.contains(&name.display().to_string()) {
                         problems.push(format!(
-                            "{}: {src}: neither `layout-viz book` nor `flashlab plots` draws it (they draw: {})",
+                            "{}: {src}: neither `layout-viz book`, `protocol-viz book` nor `flashlab plots` draws it (they draw: {})",
                             rel(&chapter),
                             generated.iter().cloned().collect::<Vec<_>>().join(", ")
                         ));
@@ -971,6 +972,7 @@ fn tests_the_book_names_exist() {
         "tests",
         "harness/src",
         "layout-viz/tests",
+        "protocol-viz/tests",
     ]
     .iter()
     .map(|d| root().join(d))

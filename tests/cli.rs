@@ -317,7 +317,7 @@ fn resources_shows_the_tensor_core_instructions() {
 /// of two blocks into bench/out/ unless told otherwise.
 #[test]
 fn timeline_takes_the_stage_options_and_a_window() {
-    use layout_viz::timeline::Window;
+    use protocol_viz::timeline::Window;
     let timeline = |args: &[&str]| {
         let args: Vec<&str> = ["timeline"].iter().chain(args).copied().collect();
         match parse(&args).unwrap().command {

@@ -253,9 +253,13 @@ fn assert_timelines(problem: Problem) -> Checked {
             assert_serial(&problem, &t, &tiles, (q, kv));
         }
         // The chart shows every span of the run.
-        let chart =
-            flashlab::timeline::chart(&t, info.label(), vec![], layout_viz::timeline::Window::All);
-        let svg = layout_viz::timeline::render(&chart);
+        let chart = flashlab::timeline::chart(
+            &t,
+            info.label(),
+            vec![],
+            protocol_viz::timeline::Window::All,
+        );
+        let svg = protocol_viz::timeline::render(&chart);
         let qk: usize = t.lanes.iter().map(|l| l.spans_of(Phase::Qk).count()).sum();
         assert_eq!(svg.matches("class=\"span qk\"").count(), qk);
     }

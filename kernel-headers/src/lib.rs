@@ -1,13 +1,14 @@
 //! The kernels' shared CUDA headers, `include/flashlab/**`: what every stage's kernels
 //! include as `<flashlab/...>` (the one kernel signature of `common.cuh`, one wrapper
 //! header per PTX instruction family, the index functions, the Hopper stages' roles in
-//! `hopper/`). Some are `__host__ __device__` and are also compiled for the host:
-//! layout-viz's `build.rs` links them so its figures call the kernels' own index
-//! functions, and the harness's tests read the structs and enums it mirrors.
+//! `hopper/`). Some are `__host__ __device__` (or constants alone) and are also compiled
+//! for the host: layout-viz's and protocol-viz's `build.rs` link them so their figures
+//! and models call the kernels' own index functions and read their constants, and the
+//! harness's tests read the structs and enums it mirrors.
 //!
 //! Below the kernels and the host alike: `kernel-build` (every stage's `build.rs`) passes
-//! [`INCLUDE_DIR`] to nvcc, layout-viz to its C++ compiler, and neither names a path
-//! inside another crate.
+//! [`INCLUDE_DIR`] to nvcc, layout-viz and protocol-viz to their C++ compiler, and none
+//! names a path inside another crate.
 
 /// The directory to pass as `-I`: `#include <flashlab/common.cuh>` finds
 /// `INCLUDE_DIR/flashlab/common.cuh`.

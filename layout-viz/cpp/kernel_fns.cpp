@@ -4,7 +4,6 @@
 //! CUDA kernels call themselves (kernel-headers/include/flashlab/*.cuh), so a diagram drawn by
 //! layout-viz is computed by the kernels' code, not by a copy of it. Adding a function is
 //! one line here (one of the FL_EXPORT_* macros) and one line in src/kernel_fns.rs.
-#include "flashlab/decode_index.cuh"
 #include "flashlab/fragments.cuh"
 #include "flashlab/smem_tile.cuh"
 #include "flashlab/swizzle.cuh"
@@ -116,22 +115,5 @@ int fl_tma_step_cols(int rows, int offset, int col_step16) {
     return -1;
 }
 int fl_tma_step_rows(int offset, int row_step8) { return flashlab::tma_step_rows(offset, row_step8); }
-
-// decode_index.cuh (stage 14): a split's key tiles, a key's cache row, a packed row's
-// (token, head).
-void fl_split_tiles(int split, int tiles_per_split, int seqlen_k, int block_kv, int* begin, int* count) {
-    const flashlab::SplitTiles t = flashlab::split_tiles(split, tiles_per_split, seqlen_k, block_kv);
-    *begin = t.begin;
-    *count = t.count;
-}
-long long fl_cache_row(const int* block_table, int pages_per_seq, int page_size, int page_shift, int capacity, int b,
-                       int j) {
-    return flashlab::cache_row(block_table, pages_per_seq, page_size, page_shift, capacity, b, j);
-}
-void fl_unpack_row(int group, int kv_head, int r, int* token, int* head) {
-    const flashlab::PackedRow pr = flashlab::unpack_row(group, kv_head, r);
-    *token = pr.token;
-    *head = pr.head;
-}
 
 }  // extern "C"

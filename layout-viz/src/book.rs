@@ -1,5 +1,6 @@
-//! Every diagram the mdBook uses, under stable file names, with a `manifest.json` that
-//! lists each file and its one-line caption. The book links these names, so a name here
+//! Every layout, atom, swizzle and bank diagram the mdBook uses (protocol-viz's `book`
+//! draws the figures of the protocol models), under stable file names, with a
+//! `manifest.json` that lists each file and its one-line caption. The book links these names, so a name here
 //! is a promise: rename only together with the book.
 
 use std::path::Path;
@@ -545,47 +546,6 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             "gmma-kmajor-sw128.svg",
             "wgmma K-major operand with the 128B swizzle (stage 11's Q and K): rows of 128 bytes, SBO 1024",
             Box::new(|| Ok(crate::gmma::kmajor_svg(TmaSwizzle::B128))),
-        ),
-        (
-            "tma-ring-phases.svg",
-            "Stage 10's K/V ring: each slot's mbarrier completes one phase per tile, waited on by parity",
-            Box::new(|| {
-                Ok(crate::ring::ring_phases(
-                    2,
-                    6,
-                    &[
-                        ("K cols 0-63 land", 8192),
-                        ("K cols 64-127 land", 8192),
-                        ("V cols 0-63 land", 8192),
-                        ("V cols 64-127 land", 8192),
-                    ],
-                ))
-            }),
-        ),
-        (
-            "warp-specialized-full-empty.svg",
-            "Stage 12: the full and empty mbarriers of K's two-slot ring over four tiles, from the model the tests run in every order",
-            Box::new(|| Ok(crate::pipeline::full_empty_svg(2, 4, 8))),
-        ),
-        (
-            "ping-pong-schedule.svg",
-            "Stage 16: the intended schedule of the two consumer warpgroups, a model (not a measurement)",
-            Box::new(|| Ok(crate::pingpong::schedule_svg(3))),
-        ),
-        (
-            "decode-split-combine.svg",
-            "Stage 14: 1000 keys (16 tiles of 64) in 5 splits of 4 tiles, the last split empty; each block's (O_s, LSE_s) and the combine",
-            Box::new(|| Ok(crate::decode::split_combine_svg(1000, 5))),
-        ),
-        (
-            "decode-gqa-packing.svg",
-            "Stage 14: GQA packing, group 4 and 2 new tokens in the 16 rows of one m16 tile; K and V read once per K/V head, 32 MiB instead of 128 MiB",
-            Box::new(|| Ok(crate::decode::gqa_packing_svg(32, 8, 2, 1, 8192, 128))),
-        ),
-        (
-            "decode-page-table.svg",
-            "Stage 14: a paged cache of 3 sequences (40, 17, 70 keys) in pages of 16, the block table, the pool and cache_row for three keys",
-            Box::new(|| Ok(crate::decode::page_table_svg())),
         ),
         (
             "bank-stage3-ldmatrix.svg",

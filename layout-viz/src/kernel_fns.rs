@@ -33,7 +33,6 @@ pub enum KernelFnError {
 }
 
 pub use crate::atoms::RowCol;
-pub use crate::decode_index::{KvCache, PackedRow, SplitTiles};
 
 mod ffi {
     use std::ffi::c_int;
@@ -47,30 +46,6 @@ mod ffi {
         pub fn fl_tile_offset_tma(rows: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_tma_step_cols(rows: c_int, offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_tma_step_rows(offset: c_int, row_step8: c_int) -> c_int;
-        pub fn fl_split_tiles(
-            split: c_int,
-            tiles_per_split: c_int,
-            seqlen_k: c_int,
-            block_kv: c_int,
-            begin: *mut c_int,
-            count: *mut c_int,
-        );
-        pub fn fl_cache_row(
-            block_table: *const c_int,
-            pages_per_seq: c_int,
-            page_size: c_int,
-            page_shift: c_int,
-            capacity: c_int,
-            b: c_int,
-            j: c_int,
-        ) -> i64;
-        pub fn fl_unpack_row(
-            group: c_int,
-            kv_head: c_int,
-            r: c_int,
-            token: *mut c_int,
-            head: *mut c_int,
-        );
         pub fn fl_swizzle_params(k: c_int, b: *mut c_int, m: *mut c_int, s: *mut c_int);
         pub fn fl_ldmatrix_address_of(lane: c_int, matrix: *mut c_int, row: *mut c_int);
         pub fn fl_ldmatrix_element(
@@ -267,95 +242,5 @@ pub fn swizzle(bits: u32, base: u32, shift: u32, offset: u64) -> Result<u64, Ker
         Err(unsupported())
     } else {
         Ok(out as u64)
-    }
-}
-
-/// `flashlab::split_tiles` (decode_index.cuh, stage 14): the key tiles of `block_kv` keys
-/// that split `split` covers in a sequence of `seqlen_k` keys, `tiles_per_split` a split.
-pub fn split_tiles(split: u32, tiles_per_split: u32, seqlen_k: u32, block_kv: u32) -> SplitTiles {
-    let (mut begin, mut count): (c_int, c_int) = (0, 0);
-    // SAFETY: pure integer function writing two out-parameters that point at locals.
-    unsafe {
-        ffi::fl_split_tiles(
-            split as c_int,
-            tiles_per_split as c_int,
-            seqlen_k as c_int,
-            block_kv as c_int,
-            &mut begin,
-            &mut count,
-        )
-    };
-    SplitTiles {
-        begin: begin as u32,
-        count: count as u32,
-    }
-}
-
-/// `flashlab::cache_row` (decode_index.cuh, stage 14): the cache row holding key `j` of
-/// sequence `b`. `None` where the kernel would read outside the block table, or for a page
-/// size that is not a power of two (the kernel's shift and mask need one).
-pub fn cache_row(cache: &KvCache, b: u32, j: u32) -> Option<u64> {
-    let row = match *cache {
-        KvCache::Contiguous { capacity } => {
-            // SAFETY: a null table selects the contiguous case, which reads no memory.
-            unsafe {
-                ffi::fl_cache_row(
-                    std::ptr::null(),
-                    0,
-                    0,
-                    0,
-                    capacity as c_int,
-                    b as c_int,
-                    j as c_int,
-                )
-            }
-        }
-        KvCache::Paged {
-            table,
-            pages_per_seq,
-            page_size,
-        } => {
-            if !page_size.is_power_of_two() {
-                return None;
-            }
-            let entry = u64::from(b) * u64::from(pages_per_seq) + u64::from(j / page_size);
-            if entry >= table.len() as u64 {
-                return None;
-            }
-            // SAFETY: the one entry the function reads, b * pages_per_seq + (j >> shift),
-            // was just checked to lie inside `table`.
-            unsafe {
-                ffi::fl_cache_row(
-                    table.as_ptr(),
-                    pages_per_seq as c_int,
-                    page_size as c_int,
-                    page_size.trailing_zeros() as c_int,
-                    0,
-                    b as c_int,
-                    j as c_int,
-                )
-            }
-        }
-    };
-    u64::try_from(row).ok()
-}
-
-/// `flashlab::unpack_row` (decode_index.cuh, stage 14): the (token, query head) of packed
-/// row `r` of K/V head `kv_head`'s tile, `group` query heads per K/V head.
-pub fn unpack_row(group: u32, kv_head: u32, r: u32) -> PackedRow {
-    let (mut token, mut head): (c_int, c_int) = (0, 0);
-    // SAFETY: pure integer function writing two out-parameters that point at locals.
-    unsafe {
-        ffi::fl_unpack_row(
-            group as c_int,
-            kv_head as c_int,
-            r as c_int,
-            &mut token,
-            &mut head,
-        )
-    };
-    PackedRow {
-        token: token as u32,
-        head: head as u32,
     }
 }

@@ -21,16 +21,10 @@ pub mod swizzle;
 pub mod atoms;
 pub mod bank;
 pub mod book;
-pub mod decode;
-pub mod decode_index;
 pub mod figure_size;
 pub mod gmma;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod kernel_fns;
 pub mod ops;
-pub mod pingpong;
-pub mod pipeline;
 pub mod render;
-pub mod ring;
 pub mod svg_kit;
-pub mod timeline;

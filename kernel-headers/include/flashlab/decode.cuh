@@ -1,7 +1,7 @@
 // decode.cuh: the one argument of the decode kernels (stage 14 on), mirrored from
 // harness/src/decode/mod.rs, and where a key of a sequence lives in a contiguous or a
 // paged K/V cache. The index arithmetic itself is in decode_index.cuh, which has no CUDA
-// header, so that layout-viz draws the book's figures with it. Book: "Stage 14: flash
+// header, so that protocol-viz draws the book's figures with it. Book: "Stage 14: flash
 // decode".
 #pragma once
 #include "common.cuh"

@@ -1,5 +1,5 @@
 // decode_index.cuh: the decode kernels' index arithmetic (stage 14 on) with plain
-// arguments and no CUDA header, so that layout-viz compiles the very same functions for
+// arguments and no CUDA header, so that protocol-viz compiles the very same functions for
 // the host and draws the book's decode figures with them. decode.cuh wraps them for the
 // kernels' DecodeParams. Book: "Stage 14: flash decode".
 #pragma once

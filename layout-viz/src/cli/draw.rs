@@ -1,6 +1,7 @@
 //! `layout-viz draw <kind>`: one diagram as SVG (to `--out` or stdout), and `layout-viz
-//! book --out DIR`: every diagram the book uses plus `manifest.json`. `--json` prints what
-//! a script would read (the atom, the bank report, the manifest) on stdout.
+//! book --out DIR`: every layout, atom, swizzle and bank diagram the book uses plus
+//! `manifest.json` (protocol-viz draws the rest). `--json` prints what a script would
+//! read (the atom, the bank report, the manifest) on stdout.
 
 use std::io::Write;
 use std::path::PathBuf;

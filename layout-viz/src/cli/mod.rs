@@ -24,7 +24,7 @@ pub enum Command {
     /// Draw one diagram as SVG.
     #[command(subcommand)]
     Draw(draw::DrawCommand),
-    /// Write every diagram the book uses.
+    /// Write every layout, atom, swizzle and bank diagram the book uses.
     Book(draw::BookArgs),
 }
 

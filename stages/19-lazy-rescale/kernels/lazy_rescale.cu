@@ -8,6 +8,7 @@
 #include <flashlab/hopper/producer.cuh>
 #include <flashlab/hopper/scheduler.cuh>
 #include <flashlab/hopper/softmax.cuh>
+#include <flashlab/hopper/turns.cuh>
 #include <flashlab/named_barrier.cuh>
 #include <flashlab/setmaxnreg.cuh>
 #include <flashlab/timeline.cuh>
@@ -59,13 +60,8 @@ static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<128, false> && REGISTERS
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
-// Named barriers (named_barrier.cuh); 0 is __syncthreads.
-// ANCHOR: barriers
-enum NamedBarrier : int {
-    CONSUMERS_WROTE_O = 1,  // every consumer warpgroup has put O in shared memory
-    MMA_TURN = 2,           // MMA_TURN + c: consumer c may issue its wgmmas
-};
-// ANCHOR_END: barriers
+// Named barriers (named_barrier.cuh); 0 is __syncthreads. CONSUMERS_WROTE_O and the
+// turns' MMA_TURN + c are hopper/turns.cuh's, where the host's model of the turns reads them.
 
 template <typename T, int D>
 using Tiles = SharedTiles<T, D, BLOCK_Q<D>, BLOCK_KV<D>, NSTAGES>;
@@ -85,7 +81,6 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     // hands the turn to the next as soon as the wgmmas are issued. The tensor cores run them
     // in issue order, so one consumer's product runs while the others, theirs done, run
     // their softmax. Consumer 0's first turn is free: it arrives on its own barrier once.
-    constexpr int TURN_THREADS = 2 * 128;
     auto take_turn = [&]() { named_barrier_sync(MMA_TURN + wg, TURN_THREADS); };
     auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (wg + 1) % CONSUMERS<D>, TURN_THREADS); };
     if (wg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);

@@ -10,7 +10,7 @@
 
 use svg::node::element::{Group, Line, Title};
 
-use crate::render;
+use layout_viz::render;
 
 /// The slot tile `t` lands in and the parity of the barrier phase it completes:
 /// `(t % nstages, (t / nstages) % 2)`, as `tma.cu` computes them for its wait.
@@ -91,8 +91,14 @@ impl Mbarrier {
 
 // render.rs's ink, font and sizes; every text here is at least 12px, and the figure at
 // most 740px wide, the book's column, so it is never scaled down.
-pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{CHAR_W_12 as CHAR_W, INK, MARGIN, MUTED, document, fmt, rect, text};
+/// Stage 10's tile shape, the one definition its kernel and its launcher use.
+#[allow(dead_code)]
+pub(crate) mod stage10 {
+    include!("../../stages/10-tma/src/tiles.rs");
+}
+
+pub use layout_viz::svg_kit::MAX_WIDTH;
+use layout_viz::svg_kit::{CHAR_W_12 as CHAR_W, INK, MARGIN, MUTED, document, fmt, rect, text};
 
 fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, lines: &[String], tip: &str) -> Group {
     let mut g = Group::new().set("class", "cell").add(Title::new(tip)).add(

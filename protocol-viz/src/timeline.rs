@@ -7,8 +7,8 @@
 //! (the tensor-core products, from issue to completion): stage 16 issues S of tile j
 //! before P V of tile j - 1 completed, and runs the softmax under both.
 
-use crate::render;
-use crate::svg_kit::{
+use layout_viz::render;
+use layout_viz::svg_kit::{
     CHAR_W_12 as CHAR_W, INK, MARGIN, MAX_WIDTH, MUTED, document, line, rect, text, wrap,
 };
 use svg::node::element::{Group, Title};

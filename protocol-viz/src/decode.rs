@@ -3,16 +3,15 @@
 //! book's three figures of them.
 //!
 //! The figures take the kernels' own functions (`kernel-headers/include/flashlab/decode_index.cuh`
-//! through [`crate::kernel_fns`]) on native targets and layout-viz's models of them on
-//! wasm32 ([`DecodeFns`]); `tests/decode.rs` holds the two equal over a grid of inputs.
+//! through [`crate::kernel_fns`]); [`DecodeFns`] also holds protocol-viz's models of them,
+//! which `tests/decode.rs` holds equal to the kernels' over a grid of inputs.
 //! The tile shape is the stage's own `src/tiles.rs`. Book: "Stage 14: flash decode".
 
 use svg::node::element::{Group, Polygon, Title};
 
 use crate::decode_index::{KvCache, PackedRow, SplitTiles};
-#[cfg(not(target_arch = "wasm32"))]
 use crate::kernel_fns;
-use crate::svg_kit::{
+use layout_viz::svg_kit::{
     CHAR_W_11, CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, fmt, heading, line, rect,
     swatch, text, wrap,
 };
@@ -30,8 +29,8 @@ pub const ROWS: u32 = stage14::ROWS;
 pub const ELEM_BYTES: u64 = 2;
 
 /// The decode kernels' index functions the figures are computed from: the kernels' own
-/// (`KERNELS`, the C++ host build, native targets only) or layout-viz's models of them
-/// (`MODELS`), held equal by `tests/decode.rs`, as `bank::IndexFns` is for the bank maps.
+/// (`KERNELS`, the C++ host build) or protocol-viz's models of them (`MODELS`), held equal
+/// by `tests/decode.rs`, as layout-viz's `bank::IndexFns` is for the bank maps.
 #[derive(Clone, Copy)]
 pub struct DecodeFns {
     /// `split_tiles(split, tiles_per_split, seqlen_k, block_kv)`.
@@ -82,25 +81,21 @@ fn model_unpack_row(group: u32, kv_head: u32, r: u32) -> PackedRow {
 
 impl DecodeFns {
     /// The kernels' own functions, from the host build.
-    #[cfg(not(target_arch = "wasm32"))]
     pub const KERNELS: DecodeFns = DecodeFns {
         split_tiles: kernel_fns::split_tiles,
         cache_row: kernel_fns::cache_row,
         unpack_row: kernel_fns::unpack_row,
     };
 
-    /// layout-viz's models of the same functions.
+    /// protocol-viz's models of the same functions.
     pub const MODELS: DecodeFns = DecodeFns {
         split_tiles: model_split_tiles,
         cache_row: model_cache_row,
         unpack_row: model_unpack_row,
     };
 
-    /// What the figures use: the kernels' own functions wherever they can be compiled.
-    #[cfg(not(target_arch = "wasm32"))]
+    /// What the figures use: the kernels' own functions.
     pub const DEFAULT: DecodeFns = DecodeFns::KERNELS;
-    #[cfg(target_arch = "wasm32")]
-    pub const DEFAULT: DecodeFns = DecodeFns::MODELS;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -23,18 +23,23 @@ use std::collections::HashSet;
 
 use svg::node::element::{Group, Polygon, Title};
 
-pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{
+pub use layout_viz::svg_kit::MAX_WIDTH;
+use layout_viz::svg_kit::{
     CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
 };
 
-/// The kernels' named barriers (`enum NamedBarrier` in `ping_pong.cu` and `overlap.cu`; 0 is
-/// `__syncthreads`).
-pub const CONSUMERS_WROTE_O: u32 = 1;
-pub const MMA_TURN: u32 = 2;
-/// Threads in a consumer warpgroup, and what each turn barrier counts (both consumers).
-pub const WARPGROUP: u32 = 128;
-pub const TURN_THREADS: u32 = 2 * WARPGROUP;
+/// The kernels' named barriers (`enum NamedBarrier` of `hopper/turns.cuh`, which
+/// `ping_pong.cu` and `overlap.cu` include; 0 is `__syncthreads`), the threads a consumer
+/// warpgroup arrives with and what each turn barrier counts (both consumers): read from the
+/// host build of that header, so the model runs with the kernels' numbers.
+pub use crate::kernel_fns::{consumers_wrote_o, mma_turn, turn_threads, warpgroup_threads};
+
+/// The barriers the two consumers use, ids 1 to `MMA_TURN + 1` (and `CONSUMERS_WROTE_O`),
+/// fresh; barrier `id` is element `id - 1`.
+fn fresh_barriers() -> Vec<NamedBarrier> {
+    let ids = consumers_wrote_o().max(mma_turn() + 1);
+    vec![NamedBarrier::new(turn_threads()); ids as usize]
+}
 
 /// A hardware barrier (`bar.sync` / `bar.arrive` with a thread count): it counts the
 /// threads that arrived, and when the count reaches `threads` the phase completes, every
@@ -88,22 +93,23 @@ pub enum TurnStep {
 /// Consumer `c`'s program over `n_tiles` tiles, as `overlap.cu` orders it; with
 /// `final_sync` false, without consumer 0's last `bar.sync` on `MMA_TURN`.
 pub fn turn_program(c: u32, n_tiles: u32, final_sync: bool) -> Vec<TurnStep> {
+    let (mma_turn, consumers_wrote_o) = (mma_turn(), consumers_wrote_o());
     let mut p = Vec::new();
     if c == 0 {
-        p.push(TurnStep::Arrive(MMA_TURN));
+        p.push(TurnStep::Arrive(mma_turn));
     }
     for t in 0..n_tiles {
-        p.push(TurnStep::Sync(MMA_TURN + c));
+        p.push(TurnStep::Sync(mma_turn + c));
         p.push(TurnStep::Issue(t));
-        p.push(TurnStep::Arrive(MMA_TURN + (1 - c)));
+        p.push(TurnStep::Arrive(mma_turn + (1 - c)));
     }
     if n_tiles > 0 {
         p.push(TurnStep::IssueLast);
     }
     if c == 0 && final_sync {
-        p.push(TurnStep::Sync(MMA_TURN));
+        p.push(TurnStep::Sync(mma_turn));
     }
-    p.push(TurnStep::Sync(CONSUMERS_WROTE_O));
+    p.push(TurnStep::Sync(consumers_wrote_o));
     p
 }
 
@@ -113,7 +119,7 @@ pub struct TurnsReport {
     pub states: usize,
     /// Every order of issues seen (`(consumer, iteration)`), one per interleaving class.
     pub issue_orders: Vec<Vec<(u32, u32)>>,
-    /// The barriers (ids 1 to 3) at the end, in every ending.
+    /// The barriers (barrier `id` at `id - 1`) at the end, in every ending.
     pub endings: Vec<Vec<NamedBarrier>>,
 }
 
@@ -122,7 +128,7 @@ struct TurnState {
     pc: [usize; 2],
     /// The phase a consumer waits on in a `bar.sync`: (barrier, completed count to pass).
     waiting: [Option<(u32, u32)>; 2],
-    bars: [NamedBarrier; 3],
+    bars: Vec<NamedBarrier>,
     issued: Vec<(u32, u32)>,
 }
 
@@ -139,10 +145,11 @@ pub fn turns_of(programs: [Vec<TurnStep>; 2]) -> Result<TurnsReport, String> {
     let start = TurnState {
         pc: [0, 0],
         waiting: [None, None],
-        bars: [NamedBarrier::new(TURN_THREADS); 3],
+        bars: fresh_barriers(),
         issued: Vec::new(),
     };
     let bar = |id: u32| (id - 1) as usize;
+    let warpgroup = warpgroup_threads();
     let mut seen = HashSet::new();
     let mut stack = vec![start];
     let mut report = TurnsReport {
@@ -166,12 +173,12 @@ pub fn turns_of(programs: [Vec<TurnStep>; 2]) -> Result<TurnsReport, String> {
             } else if let Some(&step) = program.get(n.pc[c]) {
                 match step {
                     TurnStep::Arrive(id) => {
-                        n.bars[bar(id)].arrive(WARPGROUP);
+                        n.bars[bar(id)].arrive(warpgroup);
                         n.pc[c] += 1;
                     }
                     TurnStep::Sync(id) => {
                         let pass = n.bars[bar(id)].completed + 1;
-                        n.bars[bar(id)].arrive(WARPGROUP);
+                        n.bars[bar(id)].arrive(warpgroup);
                         n.waiting[c] = Some((id, pass));
                     }
                     TurnStep::Issue(t) => {
@@ -199,8 +206,8 @@ pub fn turns_of(programs: [Vec<TurnStep>; 2]) -> Result<TurnsReport, String> {
             if !report.issue_orders.contains(&s.issued) {
                 report.issue_orders.push(s.issued.clone());
             }
-            if !report.endings.contains(&s.bars.to_vec()) {
-                report.endings.push(s.bars.to_vec());
+            if !report.endings.contains(&s.bars.clone()) {
+                report.endings.push(s.bars.clone());
             }
         }
     }
@@ -271,17 +278,18 @@ enum Op {
 }
 
 fn schedule_program(c: u32, n_tiles: u32, d: Durations) -> Vec<Op> {
+    let mma_turn = mma_turn();
     let mut p = Vec::new();
     if c == 0 {
-        p.push(Op::Arrive(MMA_TURN));
+        p.push(Op::Arrive(mma_turn));
     }
     for t in 0..n_tiles {
-        p.push(Op::Sync(MMA_TURN + c));
+        p.push(Op::Sync(mma_turn + c));
         p.push(Op::Issue(Gemm::S(t)));
         if t > 0 {
             p.push(Op::Issue(Gemm::Pv(t - 1)));
         }
-        p.push(Op::Arrive(MMA_TURN + (1 - c)));
+        p.push(Op::Arrive(mma_turn + (1 - c)));
         p.push(Op::Wait(if t > 0 { 1 } else { 0 }));
         p.push(Op::Compute(Activity::Softmax(t), d.softmax));
         if t > 0 {
@@ -294,7 +302,7 @@ fn schedule_program(c: u32, n_tiles: u32, d: Durations) -> Vec<Op> {
         p.push(Op::Wait(0));
     }
     if c == 0 {
-        p.push(Op::Sync(MMA_TURN));
+        p.push(Op::Sync(mma_turn));
     }
     p
 }
@@ -309,7 +317,8 @@ pub fn schedule(n_tiles: u32, d: Durations) -> Result<Vec<Interval>, String> {
     let mut clock = [0u32; 2];
     // A consumer in `bar.sync`: (barrier, completed count to pass, since when).
     let mut waiting: [Option<(u32, u32, u32)>; 2] = [None, None];
-    let mut bars = [NamedBarrier::new(TURN_THREADS); 3];
+    let mut bars = fresh_barriers();
+    let warpgroup = warpgroup_threads();
     let mut tc_free = 0u32;
     // Each consumer's wgmma groups not yet waited for: (end time).
     let mut pending: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
@@ -332,7 +341,7 @@ pub fn schedule(n_tiles: u32, d: Durations) -> Result<Vec<Interval>, String> {
                 let is_sync = matches!(programs[c][pc[c]], Op::Sync(_));
                 let b = &mut bars[(id - 1) as usize];
                 let pass = b.completed + 1;
-                let completed = b.arrive(WARPGROUP);
+                let completed = b.arrive(warpgroup);
                 if is_sync && !completed {
                     waiting[c] = Some((id, pass, now));
                 }
@@ -635,8 +644,8 @@ mod tests {
             for ending in &r.endings {
                 assert!(ending.iter().all(|b| b.arrived == 0), "{ending:?}");
                 // MMA_TURN completes once per turn of consumer 0 and once more at the end.
-                assert_eq!(ending[(MMA_TURN - 1) as usize].completed, n_tiles + 1);
-                assert_eq!(ending[MMA_TURN as usize].completed, n_tiles);
+                assert_eq!(ending[(mma_turn() - 1) as usize].completed, n_tiles + 1);
+                assert_eq!(ending[mma_turn() as usize].completed, n_tiles);
             }
         }
     }
@@ -646,7 +655,10 @@ mod tests {
         for n_tiles in 0..=4 {
             let r = turns(n_tiles, false).unwrap();
             for ending in &r.endings {
-                assert_eq!(ending[(MMA_TURN - 1) as usize].arrived, WARPGROUP);
+                assert_eq!(
+                    ending[(mma_turn() - 1) as usize].arrived,
+                    warpgroup_threads()
+                );
             }
         }
     }
@@ -654,7 +666,7 @@ mod tests {
     #[test]
     fn without_the_free_first_turn_both_consumers_wait_forever() {
         let mut p0 = turn_program(0, 3, true);
-        assert_eq!(p0.remove(0), TurnStep::Arrive(MMA_TURN));
+        assert_eq!(p0.remove(0), TurnStep::Arrive(mma_turn()));
         let e = turns_of([p0, turn_program(1, 3, true)]).unwrap_err();
         assert!(e.starts_with("deadlock"), "{e}");
     }

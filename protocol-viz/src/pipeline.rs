@@ -21,15 +21,22 @@ use std::collections::HashSet;
 
 use svg::node::element::{Group, Polygon, Title};
 
-use crate::render;
 use crate::ring::Mbarrier;
-pub use crate::svg_kit::MAX_WIDTH;
-use crate::svg_kit::{
+use layout_viz::render;
+pub use layout_viz::svg_kit::MAX_WIDTH;
+use layout_viz::svg_kit::{
     CHAR_W_11, INK, MARGIN, MUTED, document, fmt, heading, line, rect, swatch, text,
 };
 
-/// The bytes one tile's copies bring (K or V at d = 128, bf16: 128 x 128 x 2).
-pub const TILE_BYTES: u32 = 128 * 128 * 2;
+/// Stage 12's tile shape, the one definition its kernel and its launcher use.
+#[allow(dead_code)]
+pub(crate) mod stage12 {
+    include!("../../stages/12-warp-specialized/src/tiles.rs");
+}
+
+/// The bytes one tile's copies bring, `BLOCK_KV * D * sizeof(T)` as `hopper/producer.cuh`
+/// expects them: K or V of stage 12's tile at d = 128, bf16.
+pub const TILE_BYTES: u32 = stage12::BLOCK_KV * 128 * 2;
 
 /// The parity a consumer waits for on a full barrier before reading a slot's `use`-th
 /// tile (`use = t / NSTAGES`): the `use`-th phase completes when that tile lands.

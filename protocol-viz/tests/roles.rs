@@ -1,10 +1,12 @@
 //! The models of stages 12, 13 and 16 (`pipeline.rs`, `pingpong.rs`) copy the kernels'
 //! arithmetic and order: hold the copies to the kernels' sources, so that a change to a
 //! kernel that the models (and the book's figures drawn from them) do not follow fails here.
+//! The constants they share (the named barriers, a turn's count) are not copied: the models
+//! read them from the host build of `hopper/turns.cuh` (`protocol_viz::kernel_fns`).
 
 use std::path::PathBuf;
 
-use layout_viz::{pingpong, pipeline};
+use protocol_viz::{pingpong, pipeline};
 
 /// A kernel's code lines, comments dropped and whitespace collapsed.
 fn code(path: &str) -> Vec<String> {
@@ -43,6 +45,7 @@ fn find(lines: &[String], from: usize, needle: &str) -> usize {
 /// Shared headers, under `flashlab_kernel_headers::INCLUDE_DIR`.
 const PIPELINE: &str = "flashlab/hopper/pipeline.cuh";
 const PRODUCER: &str = "flashlab/hopper/producer.cuh";
+const TURNS: &str = "flashlab/hopper/turns.cuh";
 const STAGE12: &str = "stages/12-warp-specialized/kernels/warp_specialized.cu";
 const STAGE13: &str = "stages/13-ping-pong/kernels/ping_pong.cu";
 const STAGE16: &str = "stages/16-overlap/kernels/overlap.cu";
@@ -109,15 +112,15 @@ fn the_ring_model_waits_with_the_kernels_parities_and_counts() {
 
 #[test]
 fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
+    // The barrier ids and counts are not copied: the model reads them from the host build
+    // of the header the kernels include (`pingpong::mma_turn` and the others), and the
+    // kernels declare none of their own.
     for path in [STAGE13, STAGE16] {
         let k = code(path);
-        find(
-            &k,
-            0,
-            &format!("CONSUMERS_WROTE_O = {},", pingpong::CONSUMERS_WROTE_O),
-        );
-        find(&k, 0, &format!("MMA_TURN = {},", pingpong::MMA_TURN));
-        find(&k, 0, "constexpr int TURN_THREADS = 2 * 128;");
+        find(&k, 0, &format!("#include <{TURNS}>"));
+        for own in ["enum NamedBarrier", "TURN_THREADS ="] {
+            assert!(!k.iter().any(|l| l.contains(own)), "{path}: {own}");
+        }
         find(
             &k,
             0,
@@ -130,7 +133,9 @@ fn the_ping_pong_model_takes_and_passes_turns_as_the_kernel_does() {
             "auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (wg + 1) % CONSUMERS<D>, TURN_THREADS); };",
         );
     }
-    assert_eq!(pingpong::TURN_THREADS, 2 * 128);
+    // A turn's barrier counts two warpgroups: the one taking the turn and the one passing
+    // it, as the model's two consumers arrive.
+    assert_eq!(pingpong::turn_threads(), 2 * pingpong::warpgroup_threads());
     // Stage 16, the model's program: the free first turn, then the loop's order: turn,
     // S_t, P V_{t-1}, pass, wait for S (one group may stay in flight), softmax, wait for
     // P V, pack P; the last P V; and consumer 0's last sync.

@@ -1,8 +1,8 @@
 //! The values the decode kernels' index functions take and return
 //! (`kernel-headers/include/flashlab/decode_index.cuh`): a split's key tiles, a packed row's token
 //! and head, a K/V cache as `cache_row` sees it. Both the host build of those functions
-//! ([`crate::kernel_fns`], native targets only) and layout-viz's models and figures of
-//! them ([`crate::decode`]) speak these types, so they live below both.
+//! ([`crate::kernel_fns`]) and the models and figures of them ([`crate::decode`]) speak
+//! these types, so they live below both.
 
 /// The key tiles `[begin, begin + count)` one split covers (`flashlab::SplitTiles`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,11 @@
 //! Stage 14's index functions: the kernels' own (decode_index.cuh, host build) against
-//! layout-viz's models over a grid of inputs, so the playground (wasm32, models) draws
-//! what the CLI draws; and the numbers the book's three decode figures show.
-use layout_viz::decode::{
+//! protocol-viz's models over a grid of inputs, so the models say what the kernels do; and
+//! the numbers the book's three decode figures show.
+use protocol_viz::decode::{
     self, BLOCK_KV, DecodeFns, PagedCache, heuristic_eligible, kv_bytes, kv_bytes_unpacked,
     split_plan,
 };
-use layout_viz::decode_index::{KvCache, PackedRow, SplitTiles};
+use protocol_viz::decode_index::{KvCache, PackedRow, SplitTiles};
 
 const K: DecodeFns = DecodeFns::KERNELS;
 const M: DecodeFns = DecodeFns::MODELS;
