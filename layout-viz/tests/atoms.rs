@@ -176,8 +176,14 @@ fn wgmma_fp8_a_covers_its_tile_once_and_matches_cute() {
     let a = atoms::wgmma_a_fp8();
     assert_eq!((a.threads(), a.values()), (128, 16));
     let owners = a.owners();
-    assert!(owners.iter().all(|o| o.len() == 1), "every cell of the 64 x 32 tile once");
-    assert_eq!(a.cute_notation(), "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))");
+    assert!(
+        owners.iter().all(|o| o.len() == 1),
+        "every cell of the 64 x 32 tile once"
+    );
+    assert_eq!(
+        a.cute_notation(),
+        "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))"
+    );
     // Lane 5 of warp 1: rows 16 + 1 and 16 + 9; k 4..7 and 20..23.
     assert_eq!(a.coord(37, 0), rc(17, 4));
     assert_eq!(a.coord(37, 3), rc(17, 7));
@@ -194,7 +200,11 @@ fn fp8_pv_key_makes_p_a_packing_of_the_threads_own_accumulator() {
     let (c, a) = (atoms::wgmma_c(32).unwrap(), atoms::wgmma_a_fp8());
     let mut keys: Vec<u32> = (0..32).map(atoms::fp8_pv_key).collect();
     keys.sort();
-    assert_eq!(keys, (0..32).collect::<Vec<_>>(), "a permutation of the 32 keys");
+    assert_eq!(
+        keys,
+        (0..32).collect::<Vec<_>>(),
+        "a permutation of the 32 keys"
+    );
     for t in 0..128 {
         for v in 0..16 {
             let cell = a.coord(t, v);
