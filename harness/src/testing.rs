@@ -17,7 +17,9 @@ use crate::run::{PrefillRun, RunOptions};
 use crate::{DType, PrefillStage, Problem, Stage, Workload};
 pub use libtest_mimic::Trial;
 pub(crate) use runner::assert_no_failures;
-pub use runner::{Checked, IntoChecked, Needs, Skipped, expect_panic, gpu_for, run, trial};
+pub use runner::{
+    Checked, IntoChecked, Needs, Skipped, expect_panic, gpu_for, run, run_probe, trial,
+};
 
 /// (batch, heads, kv_heads, seqlen_q, seqlen_k): a single token, tile-aligned lengths,
 /// lengths that are not a multiple of any tile, seqlen_q ≠ seqlen_k both ways (with

@@ -602,10 +602,24 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
 
 /// The manifest without writing anything.
 pub fn manifest() -> Manifest {
-    Manifest {
-        figures: figures()
+    manifest_of(
+        figures()
             .into_iter()
-            .map(|(file, caption, _)| ManifestEntry {
+            .map(|(file, caption, _)| (file, caption)),
+    )
+}
+
+/// Writes every figure and `manifest.json` into `dir` (created if missing).
+pub fn write_book(dir: &Path) -> Result<Manifest, BookError> {
+    write_figures(dir, figures(), "manifest.json")
+}
+
+/// A manifest of (file, caption) pairs, in order.
+pub fn manifest_of<'a>(figures: impl IntoIterator<Item = (&'a str, &'a str)>) -> Manifest {
+    Manifest {
+        figures: figures
+            .into_iter()
+            .map(|(file, caption)| ManifestEntry {
                 file: file.to_string(),
                 caption: caption.to_string(),
             })
@@ -620,18 +634,26 @@ fn write(path: &Path, content: &str) -> Result<(), BookError> {
     })
 }
 
-/// Writes every figure and `manifest.json` into `dir` (created if missing).
-pub fn write_book(dir: &Path) -> Result<Manifest, BookError> {
+/// Draws each (file, caption, builder) figure into `dir` (created if missing) and writes
+/// their manifest there as `manifest_file`: the one way the book's figures are written, by
+/// this crate's `book` and by protocol-viz's.
+pub fn write_figures<'a, F: Fn() -> Result<String, BookError>>(
+    dir: &Path,
+    figures: impl IntoIterator<Item = (&'a str, &'a str, F)>,
+    manifest_file: &str,
+) -> Result<Manifest, BookError> {
     std::fs::create_dir_all(dir).map_err(|source| BookError::Io {
         path: dir.display().to_string(),
         source,
     })?;
-    for (file, _, build) in figures() {
+    let mut entries = Vec::new();
+    for (file, caption, build) in figures {
         write(&dir.join(file), &build()?)?;
+        entries.push((file, caption));
     }
-    let manifest = manifest();
+    let manifest = manifest_of(entries);
     write(
-        &dir.join("manifest.json"),
+        &dir.join(manifest_file),
         &(serde_json::to_string_pretty(&manifest)? + "\n"),
     )?;
     Ok(manifest)

@@ -35,3 +35,17 @@ pub fn check_cells(what: impl std::fmt::Display, dims: &[u64]) -> Result<(), Too
     }
     Ok(())
 }
+
+/// The width an SVG is drawn at (its viewBox's third number) and its smallest font-size,
+/// which the book's figures keep within the column and at 10 px or more; `None` for text
+/// without a viewBox.
+pub fn drawn_width_and_smallest_text(svg: &str) -> Option<(f64, f64)> {
+    let view_box = svg.split("viewBox=\"").nth(1)?.split('"').next()?;
+    let width: f64 = view_box.split_whitespace().nth(2)?.parse().ok()?;
+    let smallest = svg
+        .split("font-size=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next()?.parse::<f64>().ok())
+        .fold(f64::INFINITY, f64::min);
+    Some((width, smallest))
+}

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use layout_viz::book::{BookError, Manifest, ManifestEntry};
+use layout_viz::book::{BookError, Manifest};
 
 use crate::pipeline::stage12;
 use crate::ring::stage10;
@@ -69,37 +69,17 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
 
 /// The manifest without writing anything.
 pub fn manifest() -> Manifest {
-    Manifest {
-        figures: figures()
+    layout_viz::book::manifest_of(
+        figures()
             .into_iter()
-            .map(|(file, caption, _)| ManifestEntry {
-                file: file.to_string(),
-                caption: caption.to_string(),
-            })
-            .collect(),
-    }
-}
-
-fn write(path: &Path, content: &str) -> Result<(), BookError> {
-    std::fs::write(path, content).map_err(|source| BookError::Io {
-        path: path.display().to_string(),
-        source,
-    })
+            .map(|(file, caption, _)| (file, caption)),
+    )
 }
 
 /// Writes every figure and [`MANIFEST`] into `dir` (created if missing).
 pub fn write_book(dir: &Path) -> Result<Manifest, BookError> {
-    std::fs::create_dir_all(dir).map_err(|source| BookError::Io {
-        path: dir.display().to_string(),
-        source,
-    })?;
-    for (file, _, build) in figures() {
-        write(&dir.join(file), &build())?;
-    }
-    let manifest = manifest();
-    write(
-        &dir.join(MANIFEST),
-        &(serde_json::to_string_pretty(&manifest)? + "\n"),
-    )?;
-    Ok(manifest)
+    let figures = figures()
+        .into_iter()
+        .map(|(file, caption, build)| (file, caption, move || Ok::<_, BookError>(build())));
+    layout_viz::book::write_figures(dir, figures, MANIFEST)
 }

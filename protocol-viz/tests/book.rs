@@ -10,20 +10,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// The figure's width (its viewBox) and its smallest font size.
 fn width_and_smallest_text(svg: &str) -> (f64, f64) {
-    let view_box = svg
-        .split("viewBox=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap();
-    let width: f64 = view_box.split_whitespace().nth(2).unwrap().parse().unwrap();
-    let smallest = svg
-        .split("font-size=\"")
-        .skip(1)
-        .map(|s| s.split('"').next().unwrap().parse::<f64>().unwrap())
-        .fold(f64::INFINITY, f64::min);
-    (width, smallest)
+    layout_viz::figure_size::drawn_width_and_smallest_text(svg).expect("an SVG with a viewBox")
 }
 
 #[test]

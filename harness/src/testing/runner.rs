@@ -213,3 +213,42 @@ pub fn gpu_for(info: &StageInfo) -> Result<Gpu, Skipped> {
     gpu.check_stage(info).map_err(Skipped::because)?;
     Ok(gpu)
 }
+
+/// Runs probe kernel `name` of a stage (one that records what an instruction does, for a
+/// test to hold layout-viz's model to it): one block of `threads`, its arguments one
+/// zeroed f32 buffer per length of `lens`, returned in that order after the launch.
+pub fn run_probe(
+    info: &StageInfo,
+    name: &str,
+    threads: u32,
+    lens: &[usize],
+) -> Result<Vec<Vec<f32>>, Skipped> {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let gpu = gpu_for(info)?;
+    let function = info
+        .kernels
+        .function(&gpu, name)
+        .map_err(Skipped::because)?;
+    let stream = gpu.stream();
+    let mut buffers = lens
+        .iter()
+        .map(|&n| stream.alloc_zeros::<f32>(n))
+        .collect::<Result<Vec<_>, _>>()
+        .expect("allocating a probe's outputs");
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = stream.launch_builder(&function);
+    for buffer in &mut buffers {
+        launch.arg(buffer);
+    }
+    // SAFETY: a probe takes one f32 pointer per output, each buffer as long as it writes.
+    unsafe { launch.launch(cfg) }.expect("launching the probe");
+    stream.synchronize().expect("running the probe");
+    Ok(buffers
+        .iter()
+        .map(|b| stream.clone_dtoh(b).expect("copying a probe's output back"))
+        .collect())
+}
