@@ -27,7 +27,7 @@ use crate::dtype::LowPrecision;
 use crate::fp8::Fp8Format;
 use crate::hadamard::hadamard_transform;
 use crate::mask::Mask;
-use crate::oracle::Attention;
+use crate::oracle::{Attention, RowId, all_rows};
 use crate::shape::Shape;
 use rayon::prelude::*;
 
@@ -217,51 +217,44 @@ fn flash_style(
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Attention {
     let d = shape.head_dim;
-    let rows: Vec<(usize, usize, usize)> = (0..shape.batch)
-        .flat_map(|b| {
-            (0..shape.seqlen_q).flat_map(move |i| (0..shape.heads).map(move |h| (b, i, h)))
-        })
-        .collect();
+    let rows = all_rows(shape);
     let results: Vec<(Vec<f64>, f64)> = rows
         .par_iter()
-        .map(|&(b, i, h)| {
-            let hk = shape.kv_head(h);
-            let qi = &q[shape.q_index(b, i, h, 0)..][..d];
-            let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);
-            if keys.is_empty() {
-                return (vec![0.0; d], f64::NEG_INFINITY);
-            }
-            let scores: Vec<f64> = keys
-                .clone()
-                .map(|j| {
-                    let kj = &k[shape.kv_index(b, j, hk, 0)..][..d];
-                    scale * qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>()
-                })
-                .collect();
-            let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let mut o = vec![0.0; d];
-            let mut l = 0.0;
-            for (j, s) in keys.zip(&scores) {
-                let e = (s - m).exp();
-                l += e;
-                let p = round_p(e);
-                let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
-                for (o, x) in o.iter_mut().zip(vj) {
-                    *o += p * x;
+        .map(
+            |&RowId {
+                 batch: b,
+                 head: h,
+                 row: i,
+             }| {
+                let hk = shape.kv_head(h);
+                let qi = &q[shape.q_index(b, i, h, 0)..][..d];
+                let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);
+                if keys.is_empty() {
+                    return (vec![0.0; d], f64::NEG_INFINITY);
                 }
-            }
-            let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
-            (o, m + l.ln())
-        })
+                let scores: Vec<f64> = keys
+                    .clone()
+                    .map(|j| {
+                        let kj = &k[shape.kv_index(b, j, hk, 0)..][..d];
+                        scale * qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f64>()
+                    })
+                    .collect();
+                let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let mut o = vec![0.0; d];
+                let mut l = 0.0;
+                for (j, s) in keys.zip(&scores) {
+                    let e = (s - m).exp();
+                    l += e;
+                    let p = round_p(e);
+                    let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
+                    for (o, x) in o.iter_mut().zip(vj) {
+                        *o += p * x;
+                    }
+                }
+                let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
+                (o, m + l.ln())
+            },
+        )
         .collect();
-    let mut out = Attention {
-        o: vec![0.0; shape.o_len()],
-        lse: vec![0.0; shape.lse_len()],
-    };
-    for (&(b, i, h), (o, lse)) in rows.iter().zip(results) {
-        let start = shape.q_index(b, i, h, 0);
-        out.o[start..start + d].copy_from_slice(&o);
-        out.lse[shape.lse_index(b, h, i)] = lse;
-    }
-    out
+    Attention::from_rows(shape, &rows, results)
 }
