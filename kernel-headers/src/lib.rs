@@ -14,6 +14,27 @@
 /// `INCLUDE_DIR/flashlab/common.cuh`.
 pub const INCLUDE_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/include");
 
+/// For a build script (feature `host-build`): compiles the calling crate's
+/// `cpp/kernel_fns.cpp`, which includes headers of [`INCLUDE_DIR`] for the host, into the
+/// static library `lib`, and has cargo rebuild it when the shim or a header changes: a
+/// figure or model that calls the kernels' functions is only right with their current code.
+#[cfg(feature = "host-build")]
+pub fn build_host_shim(lib: &str) {
+    let manifest = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"),
+    );
+    let shim = manifest.join("cpp").join("kernel_fns.cpp");
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .include(INCLUDE_DIR)
+        .file(&shim)
+        .warnings(true)
+        .compile(lib);
+    println!("cargo:rerun-if-changed={}", shim.display());
+    println!("cargo:rerun-if-changed={INCLUDE_DIR}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
