@@ -225,10 +225,11 @@ pub fn run_probe(
 ) -> Result<Vec<Vec<f32>>, Skipped> {
     use cudarc::driver::{LaunchConfig, PushKernelArg};
     let gpu = gpu_for(info)?;
+    // A GPU that can run the stage but a probe that is not there is a failure, not a skip.
     let function = info
         .kernels
         .function(&gpu, name)
-        .map_err(Skipped::because)?;
+        .unwrap_or_else(|e| panic!("probe kernel {name}: {e}"));
     let stream = gpu.stream();
     let mut buffers = lens
         .iter()
