@@ -239,6 +239,7 @@ mod tests {
             check: None,
             timing: None,
             tflops: None,
+            prepare: None,
         }
     }
 

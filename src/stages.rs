@@ -26,6 +26,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage17_wide_tile::STAGE,
     &stage18_head_dim_256::STAGE,
     &stage19_lazy_rescale::STAGE,
+    &stage20_fp8::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -13,6 +13,16 @@ use rand::{Rng, SeedableRng};
 use reference::{Precision, RowId};
 use serde::Serialize;
 
+/// The low-precision math a stage's kernels do, which the check emulates for its bound
+/// ([`crate::PrefillStage::emulation`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emulation {
+    /// The problem's dtype: inputs, S, P and O rounded as the oracle's bf16/f16 emulation does.
+    Dtype,
+    /// FP8 E4M3 by a recipe (`reference::fp8_attention`): the casts of Q, K, V and P.
+    Fp8(reference::fp8_attention::Fp8Recipe),
+}
+
 /// Problems whose oracle costs at most this many multiply-adds are checked on every row.
 pub const FULL_CHECK_MACS: u128 = 1 << 28;
 /// Rows checked in larger problems (plus the first and last row of the first and last head).
@@ -84,12 +94,23 @@ pub fn rows_to_check(p: &Problem, seed: u64) -> Vec<RowId> {
 
 /// Checks a run's outputs (O as 16-bit patterns, LSE in fp32) against the oracle.
 pub fn check_outputs(p: &Problem, inputs: &HostInputs, o_bits: &[u16], lse: &[f32]) -> CheckReport {
+    check_outputs_emulating(p, inputs, o_bits, lse, Emulation::Dtype)
+}
+
+/// [`check_outputs`] with the bound from `emulation`'s error rather than the dtype's.
+pub fn check_outputs_emulating(
+    p: &Problem,
+    inputs: &HostInputs,
+    o_bits: &[u16],
+    lse: &[f32],
+    emulation: Emulation,
+) -> CheckReport {
     let (q, k, v) = (
         inputs.to_f64(&inputs.q),
         inputs.to_f64(&inputs.k),
         inputs.to_f64(&inputs.v),
     );
-    check_outputs_f64(p, inputs.seed, &q, &k, &v, o_bits, lse)
+    check_against(p, inputs.seed, &q, &k, &v, o_bits, lse, emulation)
 }
 
 /// [`check_outputs`] given Q, K and V already widened to f64 ([`HostInputs::to_f64`]), and
@@ -103,6 +124,20 @@ pub fn check_outputs_f64(
     o_bits: &[u16],
     lse: &[f32],
 ) -> CheckReport {
+    check_against(p, seed, q, k, v, o_bits, lse, Emulation::Dtype)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_against(
+    p: &Problem,
+    seed: u64,
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    o_bits: &[u16],
+    lse: &[f32],
+    emulation: Emulation,
+) -> CheckReport {
     let nan_elements = o_bits
         .iter()
         .filter(|&&b| p.dtype.from_bits(b).is_nan())
@@ -112,16 +147,21 @@ pub fn check_outputs_f64(
     let rows = rows_to_check(p, seed);
     let (shape, mask, scale) = (p.shape, p.mask(), p.softmax_scale() as f64);
     let exact = reference::attention_rows(q, k, v, &shape, &mask, scale, &rows, Precision::F64);
-    let lowp = reference::attention_rows(
-        q,
-        k,
-        v,
-        &shape,
-        &mask,
-        scale,
-        &rows,
-        Precision::Emulated(p.dtype.low_precision()),
-    );
+    let lowp = match emulation {
+        Emulation::Dtype => reference::attention_rows(
+            q,
+            k,
+            v,
+            &shape,
+            &mask,
+            scale,
+            &rows,
+            Precision::Emulated(p.dtype.low_precision()),
+        ),
+        Emulation::Fp8(recipe) => reference::fp8_attention::attention_fp8_rows(
+            q, k, v, &shape, &mask, scale, recipe, &rows,
+        ),
+    };
 
     let d = p.shape.head_dim;
     let mut kernel_o = Vec::with_capacity(rows.len() * d);
@@ -290,6 +330,51 @@ mod tests {
             );
         }
     }
+    /// The FP8 stages' bound: the emulation's own answer (every cast of the recipe, nothing
+    /// else rounded) passes, as a kernel doing that math must; the same answer fails the bf16
+    /// bound, so FP8's error is not let through a 16-bit stage; and an answer whose V scale
+    /// is 10% off fails the FP8 bound. (2% off passes: FP8's own largest error on the first
+    /// of these problems is 0.056, and the bound twice that.)
+    #[test]
+    fn fp8_bound_accepts_the_recipe_and_rejects_a_wrong_scale() {
+        use reference::fp8_attention::{Fp8Recipe, Granularity, attention_fp8};
+        for (causal, incoherent) in [(false, None), (true, Some(7))] {
+            let mut p = Problem::new(1, 2, 70, 128);
+            p.shape.seqlen_k = 150;
+            p.causal = causal;
+            let inputs = HostInputs::generate(&p, 5);
+            let (q, k, v) = (
+                inputs.to_f64(&inputs.q),
+                inputs.to_f64(&inputs.k),
+                inputs.to_f64(&inputs.v),
+            );
+            let recipe = Fp8Recipe {
+                granularity: Granularity::PerHead,
+                incoherent,
+            };
+            let scale = p.softmax_scale() as f64;
+            let emu = attention_fp8(&q, &k, &v, &p.shape, &p.mask(), scale, recipe);
+            let bits = |f: f64| -> Vec<u16> {
+                emu.o
+                    .iter()
+                    .map(|&x| p.dtype.to_bits((x * f) as f32))
+                    .collect()
+            };
+            let lse: Vec<f32> = emu.lse.iter().map(|&x| x as f32).collect();
+            let fp8 = Emulation::Fp8(recipe);
+            let good = check_outputs_emulating(&p, &inputs, &bits(1.0), &lse, fp8);
+            assert!(good.passed, "{}", good.summary());
+            let as_bf16 = check_outputs(&p, &inputs, &bits(1.0), &lse);
+            assert!(
+                !as_bf16.passed,
+                "FP8's answer passed as bf16: {}",
+                as_bf16.summary()
+            );
+            let off = check_outputs_emulating(&p, &inputs, &bits(1.1), &lse, fp8);
+            assert!(!off.passed, "V's scale 10% off passed: {}", off.summary());
+        }
+    }
+
     /// An LSE like a tensor-core kernel's (exact scores, each P rounded to the dtype before
     /// the row sum, against a max up to 8 below the true one as the lazy rescale leaves it)
     /// passes on the grid's smallest multi-key shape for every seed tried, and an LSE off by

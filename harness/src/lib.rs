@@ -10,6 +10,7 @@
 pub mod check;
 pub mod decode;
 mod error;
+pub mod fp8;
 pub mod gpu;
 pub mod inputs;
 pub mod kernels;
@@ -28,6 +29,7 @@ pub mod tma;
 
 pub use decode::{DecodeProblem, KvLayout};
 pub use error::{Error, Result};
+pub use fp8::Fp8Stage;
 pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;

@@ -2,7 +2,7 @@
 //! the decode run ([`crate::decode::run`]) shares with this one are at the end: the memory
 //! check before allocating, the uploads and the NaN-poisoned outputs.
 
-use crate::check::{CheckReport, check_outputs};
+use crate::check::{CheckReport, check_outputs_emulating};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
 use crate::timeline::{TimelineBuffer, TimelineRequest};
@@ -47,6 +47,10 @@ pub struct RunReport {
     pub check: Option<CheckReport>,
     pub timing: Option<Timing>,
     pub tflops: Option<f64>,
+    /// The time of the stage's preparation alone ([`PrefillStage::prepare`]), not counted in
+    /// `timing`: the FP8 stages' quantization. `None` for a stage without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prepare: Option<Timing>,
 }
 
 /// The outputs of the last launch, for `--save`.
@@ -192,6 +196,7 @@ fn run_checked(
         }
     };
 
+    stage.prepare(gpu, &args)?;
     stage.launch(gpu, &args)?;
     gpu.synchronize(&format!("stage {}", info.label()))?;
     let o_host = stream.clone_dtoh(&o).during("copying O back")?;
@@ -199,7 +204,7 @@ fn run_checked(
 
     let check = opts
         .check
-        .then(|| check_outputs(problem, &inputs, &o_host, &lse_host));
+        .then(|| check_outputs_emulating(problem, &inputs, &o_host, &lse_host, stage.emulation()));
 
     let timing = match opts.timing {
         Some(protocol) => {
@@ -208,6 +213,15 @@ fn run_checked(
             Some(t)
         }
         None => None,
+    };
+    // The preparation alone (the FP8 stages' quantization), for the stages that have one.
+    let prepare = match opts.timing {
+        Some(protocol) if stage.has_prepare() => {
+            let t = time(gpu, protocol, || stage.prepare(gpu, &args))?;
+            gpu.synchronize(&format!("timing stage {}'s preparation", info.label()))?;
+            Some(t)
+        }
+        _ => None,
     };
     let timeline = timeline
         .map(|(buffer, blocks, stride)| {
@@ -230,6 +244,7 @@ fn run_checked(
             .map(|t| tflops(problem.flops(), t.median_ms)),
         check,
         timing,
+        prepare,
     };
     Ok((
         report,

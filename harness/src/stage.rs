@@ -185,6 +185,8 @@ pub enum TensorCores {
     /// Both products on wgmma (HGMMA), with stage 9's row sums still on mma.sync (HMMA):
     /// stage 11, which moves the products and nothing else.
     HgmmaWithHmmaRowSums,
+    /// wgmma on 8-bit (E4M3) inputs: QGMMA and no HGMMA or HMMA (sm_90a only).
+    Qgmma,
 }
 
 /// The device buffers of one run, as the kernels see them.
@@ -216,8 +218,26 @@ pub trait PrefillStage: Stage {
         0
     }
 
+    /// Queues what must run once before the stage's kernels on the same inputs, and is not
+    /// part of the attention: the FP8 stages' quantization of bf16 Q, K and V into codes and
+    /// scales in the workspace. Timed apart from [`PrefillStage::launch`] (`RunReport::prepare`).
+    fn prepare(&self, _gpu: &Gpu, _args: &LaunchArgs) -> Result<()> {
+        Ok(())
+    }
+    /// Whether [`PrefillStage::prepare`] queues anything (so there is a time to report).
+    fn has_prepare(&self) -> bool {
+        false
+    }
+
     /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()>;
+
+    /// The low-precision math the stage's kernels do, whose error against f64 sets the
+    /// check's bound: the problem's dtype for the 16-bit stages, an FP8 recipe for the FP8
+    /// stages.
+    fn emulation(&self) -> crate::check::Emulation {
+        crate::check::Emulation::Dtype
+    }
 }
 
 /// A decode rung of the ladder: its tile shape and how to queue its kernels (the split

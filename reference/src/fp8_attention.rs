@@ -27,7 +27,7 @@ use crate::dtype::LowPrecision;
 use crate::fp8::Fp8Format;
 use crate::hadamard::hadamard_transform;
 use crate::mask::Mask;
-use crate::oracle::{Attention, RowId, all_rows};
+use crate::oracle::{Attention, RowId, RowResult, all_rows};
 use crate::shape::Shape;
 use rayon::prelude::*;
 
@@ -165,6 +165,24 @@ pub fn attention_fp8(
     scale: f64,
     recipe: Fp8Recipe,
 ) -> Attention {
+    let rows = all_rows(shape);
+    let results = attention_fp8_rows(q, k, v, shape, mask, scale, recipe, &rows);
+    Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
+}
+
+/// [`attention_fp8`] for the rows `rows` alone (the casts still see whole tensors, as a
+/// kernel's scales do): what a GPU check of an FP8 stage compares a sample of rows with.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_fp8_rows(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+    rows: &[RowId],
+) -> Vec<RowResult> {
     shape.check_inputs(q, k, v);
     let d = shape.head_dim;
     let (mut q, mut k) = (q.to_vec(), k.to_vec());
@@ -181,7 +199,7 @@ pub fn attention_fp8(
     let q = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
     let k = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
     let v = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
-    flash_style(&q, &k, &v, shape, mask, scale, |p| {
+    flash_style_rows(&q, &k, &v, shape, mask, scale, rows, |p| {
         Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE
     })
 }
@@ -216,10 +234,25 @@ fn flash_style(
     scale: f64,
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Attention {
-    let d = shape.head_dim;
     let rows = all_rows(shape);
-    let results: Vec<(Vec<f64>, f64)> = rows
-        .par_iter()
+    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, round_p);
+    Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
+}
+
+/// [`flash_style`] for the rows `rows`.
+#[allow(clippy::too_many_arguments)]
+fn flash_style_rows(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    rows: &[RowId],
+    round_p: impl Fn(f64) -> f64 + Sync,
+) -> Vec<RowResult> {
+    let d = shape.head_dim;
+    rows.par_iter()
         .map(
             |&RowId {
                  batch: b,
@@ -230,7 +263,11 @@ fn flash_style(
                 let qi = &q[shape.q_index(b, i, h, 0)..][..d];
                 let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);
                 if keys.is_empty() {
-                    return (vec![0.0; d], f64::NEG_INFINITY);
+                    return RowResult {
+                        o: vec![0.0; d],
+                        lse: f64::NEG_INFINITY,
+                        lse_spread: 0.0,
+                    };
                 }
                 let scores: Vec<f64> = keys
                     .clone()
@@ -252,9 +289,12 @@ fn flash_style(
                     }
                 }
                 let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
-                (o, m + l.ln())
+                RowResult {
+                    o,
+                    lse: m + l.ln(),
+                    lse_spread: 0.0,
+                }
             },
         )
-        .collect();
-    Attention::from_rows(shape, &rows, results)
+        .collect()
 }

@@ -126,6 +126,19 @@ __device__ __forceinline__ void wgmma_fence_operands(float (&d)[R]) {
                  "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " FL_WGMMA_D32 ", {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n" \
                  : FL_WGMMA_OUT32(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
 
+#define FL_WGMMA_SS_N128_E4M3(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FL_WGMMA_D64 ", %64, %65, p, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N128_E4M3(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 " FL_WGMMA_D64 ", {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT64(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_RS_N256_E4M3(d, a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3 " FL_WGMMA_D128 ", {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT128(d) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(acc))
+
 // ANCHOR: wgmma
 // D (64 x N) = A B (+ D when `accumulate`): A (64 x 16) and B (16 x N) in shared memory,
 // both K-major, through their descriptors.
@@ -162,15 +175,18 @@ __device__ __forceinline__ void wgmma_rs_mn(float (&d)[N / 2], const uint32_t (&
 // forms' (wgmma_c).
 template <int N>
 __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
-    static_assert(N == 64, "wgmma.cuh spells out FP8 SS for N = 64 (the probe's)");
+    static_assert(N == 64 || N == 128, "wgmma.cuh spells out FP8 SS for N = 64 (the probe's) and 128 (S)");
     const int acc = accumulate;
-    FL_WGMMA_SS_N64_E4M3(d, desc_a, desc_b, acc);
+    if constexpr (N == 64) FL_WGMMA_SS_N64_E4M3(d, desc_a, desc_b, acc);
+    if constexpr (N == 128) FL_WGMMA_SS_N128_E4M3(d, desc_a, desc_b, acc);
 }
 template <int N>
 __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b, bool accumulate) {
-    static_assert(N == 64, "wgmma.cuh spells out FP8 RS for N = 64 (the probe's)");
+    static_assert(N == 64 || N == 128 || N == 256, "wgmma.cuh spells out FP8 RS for N = 64 (the probe's), 128 and 256 (O)");
     const int acc = accumulate;
-    FL_WGMMA_RS_N64_E4M3(d, a, desc_b, acc);
+    if constexpr (N == 64) FL_WGMMA_RS_N64_E4M3(d, a, desc_b, acc);
+    if constexpr (N == 128) FL_WGMMA_RS_N128_E4M3(d, a, desc_b, acc);
+    if constexpr (N == 256) FL_WGMMA_RS_N256_E4M3(d, a, desc_b, acc);
 }
 // ANCHOR_END: wgmma_fp8
 

@@ -30,8 +30,13 @@ __device__ __forceinline__ void mask_scores(float (&s)[N / 2], const AttnParams&
 // LAZY (what pays at D = 128, stage 9's measurements): keep the old max unless the new one
 // is more than 8 larger (log2 units), so P stays below 2^8, exact enough in bf16 and f16,
 // and after the first tiles O's rescale is almost always skipped.
-template <int D, int BLOCK_KV, bool LAZY>
+// P_LOG2_OFFSET (the FP8 stages' 8): P comes out multiplied by 2^P_LOG2_OFFSET, its largest
+// value 256 instead of 1, where E4M3 keeps 3 mantissa bits rather than running into its
+// subnormals; the row sum carries the same factor, so O / sum is unchanged, and the LSE takes
+// it back out. Not with LAZY, whose P may already reach 2^8 and would pass E4M3's 448.
+template <int D, int BLOCK_KV, bool LAZY, int P_LOG2_OFFSET = 0>
 struct OnlineSoftmax {
+    static_assert(!(LAZY && P_LOG2_OFFSET), "a lazy max lets P reach 2^8 before any offset");
     float row_max[2] = {-CUDART_INF_F, -CUDART_INF_F};  // in scaled log2 units
     float row_sum[2] = {0.f, 0.f};                      // this thread's part; the quad's in finalize
     float o_scale[2] = {1.f, 1.f};                      // O's factor, for rescale_o
@@ -50,6 +55,7 @@ struct OnlineSoftmax {
             if constexpr (LAZY) m_new = tile_max_scaled > row_max[r] + 8.f ? m_new : row_max[r];
             m_base[r] = m_new == -CUDART_INF_F ? 0.f : m_new;  // fully masked so far: avoid -inf - -inf
             o_scale[r] = fast_exp2(row_max[r] - m_base[r]);
+            if constexpr (P_LOG2_OFFSET != 0) m_base[r] -= P_LOG2_OFFSET;
             row_max[r] = m_new;
             row_sum[r] *= o_scale[r];
         }
@@ -76,7 +82,10 @@ struct OnlineSoftmax {
         for (int r = 0; r < 2; ++r) {
             const float sum = quad_sum(row_sum[r]);
             o_factor[r] = sum > 0.f ? 1.f / sum : 1.f;
-            lse[r] = sum > 0.f ? (row_max[r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+            if constexpr (P_LOG2_OFFSET == 0)
+                lse[r] = sum > 0.f ? (row_max[r] + log2f(sum)) * CUDART_LN2_F : -CUDART_INF_F;
+            else
+                lse[r] = sum > 0.f ? (row_max[r] + log2f(sum) - P_LOG2_OFFSET) * CUDART_LN2_F : -CUDART_INF_F;
         }
     }
 };

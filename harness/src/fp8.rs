@@ -1,0 +1,231 @@
+//! The FP8 stages' launch: the preprocessing that turns bf16 Q, K and V into E4M3 codes
+//! with their scales (queued by [`PrefillStage::prepare`], timed apart from the attention),
+//! and the attention kernel on those codes, with tensor maps of 8-bit elements.
+//!
+//! The workspace layout is `kernel-headers/include/flashlab/fp8.cuh`'s `Fp8Workspace`,
+//! computed here with the same formula ([`Fp8Workspace::for_params`]): the amax of each
+//! slice, then Q's and K's codes in their own layout, then V's transposed,
+//! `[batch][kv_head][head_dim][keys_padded]`.
+
+use crate::check::Emulation;
+use crate::error::CudaContext as _;
+use crate::kernels::kernel_name;
+use crate::tensor_map::TensorMap;
+use crate::tma::{AttnTensorMaps, SMEM_ALIGN_SLACK};
+use crate::{
+    DType, Gpu, LaunchArgs, PrefillStage, Problem, QTiles, Result, Stage, StageInfo, Workload,
+};
+use cudarc::driver::sys::{CUtensorMapDataType, CUtensorMapSwizzle};
+use reference::fp8_attention::{Fp8Recipe, Granularity};
+
+/// `FP8_KEY_PAD` of `fp8.cuh`: V^T's rows are padded with zero codes to a multiple of this.
+pub const KEY_PAD: usize = 64;
+/// `QUANT_ROWS` and `QUANT_THREADS` of `fp8_quantize.cuh`: rows of one slice a block of the
+/// preprocessing takes, and its threads.
+pub const QUANT_ROWS: usize = 64;
+pub const QUANT_THREADS: u32 = 256;
+/// Codes a TMA box row holds: 128 bytes, the 128-byte swizzle's span.
+pub const BOX_CODES: u32 = 128;
+
+/// Byte offsets into the workspace (`AttnParams::scratch`), as `fp8_workspace` computes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fp8Workspace {
+    pub amax_bytes: usize,
+    pub q: usize,
+    pub k: usize,
+    pub vt: usize,
+    pub keys_padded: usize,
+    pub bytes: usize,
+}
+
+fn align256(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
+impl Fp8Workspace {
+    pub fn for_problem(p: &Problem) -> Fp8Workspace {
+        let s = &p.shape;
+        let (bh, bkv) = (s.batch * s.heads, s.batch * s.kv_heads);
+        let keys_padded = s.seqlen_k.div_ceil(KEY_PAD) * KEY_PAD;
+        let amax_bytes = 4 * (bh + 2 * bkv);
+        let q = align256(amax_bytes);
+        let k = q + align256(bh * s.seqlen_q * s.head_dim);
+        let vt = k + align256(bkv * s.seqlen_k * s.head_dim);
+        let bytes = vt + bkv * s.head_dim * keys_padded;
+        Fp8Workspace {
+            amax_bytes,
+            q,
+            k,
+            vt,
+            keys_padded,
+            bytes,
+        }
+    }
+}
+
+/// An FP8 stage: the tiles of its attention kernel (`<kernel>_bf16_d<D>`), its
+/// preprocessing kernels (`<kernel>_amax_...`, `<kernel>_quantize_...`), and the recipe its
+/// kernels follow, which the check emulates.
+pub struct Fp8Stage {
+    pub info: &'static StageInfo,
+    pub kernel: &'static str,
+    pub tiles: QTiles,
+    /// `None`, or the seed of incoherent processing's random signs (`FP8_ROTATION_SEED`).
+    pub rotation: Option<u64>,
+}
+
+impl Fp8Stage {
+    /// Q's tile and the K and V^T rings, a byte a code, then O's bf16 tile.
+    pub fn smem_bytes(&self, head_dim: usize) -> u32 {
+        let t = self.tiles;
+        let d = head_dim as u32;
+        (t.block_q + 2 * t.kv_slots * t.block_kv) * d + t.block_q * d * 2
+    }
+
+    fn maps(&self, args: &LaunchArgs, ws: &Fp8Workspace) -> Result<AttnTensorMaps> {
+        let p = &args.params;
+        let s = &args.problem.shape;
+        let d = s.head_dim as u64;
+        let base = p.scratch;
+        let codes = |at: usize, seqlen: usize, heads: usize, rows: u32| {
+            let (seqlen, heads) = (seqlen as u64, heads as u64);
+            TensorMap::tiled(
+                base + at as u64,
+                CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                &[d, heads, seqlen, s.batch as u64],
+                &[d, heads * d, seqlen * heads * d],
+                &[BOX_CODES, 1, rows, 1],
+                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            )
+        };
+        let kp = ws.keys_padded as u64;
+        let kvh = s.kv_heads as u64;
+        let vt = TensorMap::tiled(
+            base + ws.vt as u64,
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            &[kp, d, kvh, s.batch as u64],
+            &[kp, d * kp, kvh * d * kp],
+            &[self.tiles.block_kv, s.head_dim as u32, 1, 1],
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        )?;
+        Ok(AttnTensorMaps {
+            q: codes(ws.q, s.seqlen_q, s.heads, self.tiles.block_q)?,
+            k: codes(ws.k, s.seqlen_k, s.kv_heads, self.tiles.block_kv)?,
+            v: vt,
+            o: TensorMap::bshd(
+                p.o,
+                DType::Bf16,
+                (s.batch, s.seqlen_q, s.heads, s.head_dim),
+                self.tiles.block_q,
+            )?,
+        })
+    }
+}
+
+impl Stage for Fp8Stage {
+    fn info(&self) -> &'static StageInfo {
+        self.info
+    }
+
+    fn workload(&self) -> Workload<'_> {
+        Workload::Prefill(self)
+    }
+}
+
+impl PrefillStage for Fp8Stage {
+    fn scratch_elements(&self, problem: &Problem) -> usize {
+        Fp8Workspace::for_problem(problem).bytes.div_ceil(4)
+    }
+
+    fn has_prepare(&self) -> bool {
+        true
+    }
+
+    /// The amax of each slice (zeroed first), then the codes: Q's and K's, V's transposed.
+    fn prepare(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
+        let s = &args.problem.shape;
+        let ws = Fp8Workspace::for_problem(&args.problem);
+        // SAFETY: the workspace holds `ws.bytes >= amax_bytes` bytes from `scratch` on, and
+        // the memset is queued on the stream the kernels run on.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                args.params.scratch,
+                0,
+                ws.amax_bytes,
+                gpu.stream().cu_stream(),
+            )
+        }
+        .during("zeroing the FP8 amax")?;
+        let heads = s.heads.max(s.kv_heads) as u32;
+        let z = 3 * s.batch as u32;
+        let rows = |n: usize| n.div_ceil(QUANT_ROWS) as u32;
+        let name = |what: &str| {
+            kernel_name(
+                &format!("{}_{what}", self.kernel),
+                args.problem.dtype,
+                s.head_dim,
+            )
+        };
+        let amax = self.info.kernels.function(gpu, &name("amax"))?;
+        let grid = (rows(s.seqlen_q.max(s.seqlen_k)), heads, z);
+        gpu.launch(&amax, grid, (QUANT_THREADS, 1, 1), 0, &args.params)?;
+        let quantize = self.info.kernels.function(gpu, &name("quantize"))?;
+        let grid = (rows(s.seqlen_q.max(ws.keys_padded)), heads, z);
+        gpu.launch(&quantize, grid, (QUANT_THREADS, 1, 1), 0, &args.params)
+    }
+
+    fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
+        let p = &args.problem.shape;
+        let t = self.tiles;
+        let prefix = if args.params.timeline != 0 {
+            crate::timeline::kernel_prefix(self.kernel)
+        } else {
+            self.kernel.to_string()
+        };
+        let function = self
+            .info
+            .kernels
+            .function(gpu, &kernel_name(&prefix, args.problem.dtype, p.head_dim))?;
+        let ws = Fp8Workspace::for_problem(&args.problem);
+        let maps = self.maps(args, &ws)?;
+        gpu.launch_with_maps(
+            &function,
+            t.grid(p),
+            (t.threads(), 1, 1),
+            self.smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK,
+            &args.params,
+            Some(&maps),
+        )
+    }
+
+    fn emulation(&self) -> Emulation {
+        Emulation::Fp8(Fp8Recipe {
+            granularity: Granularity::PerHead,
+            incoherent: self.rotation,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The offsets `fp8_workspace` computes in `fp8.cuh`, worked by hand for one problem:
+    /// batch 2, 4 heads, 2 K/V heads, 100 queries, 70 keys, head dim 128.
+    #[test]
+    fn workspace_offsets_match_the_kernel_formula() {
+        let mut p = Problem::new(2, 4, 100, 128);
+        p.shape.kv_heads = 2;
+        p.shape.seqlen_k = 70;
+        let ws = Fp8Workspace::for_problem(&p);
+        // amax: 4 x (8 + 2 x 4) = 64 bytes; Q at 256; Q's codes 8 x 100 x 128 = 102400;
+        // K at 256 + 102400; K's codes 4 x 70 x 128 = 35840, aligned to 35840 (140 x 256).
+        assert_eq!(ws.amax_bytes, 64);
+        assert_eq!(ws.q, 256);
+        assert_eq!(ws.k, 256 + 102_400);
+        assert_eq!(ws.vt, 256 + 102_400 + 35_840);
+        assert_eq!(ws.keys_padded, 128);
+        assert_eq!(ws.bytes, ws.vt + 4 * 128 * 128);
+        assert!([ws.q, ws.k, ws.vt].iter().all(|at| at % 256 == 0));
+    }
+}

@@ -1,0 +1,93 @@
+// hopper/mainloop_fp8.cuh: mainloop.cuh at 8 bits. A consumer warpgroup's S = Q K^T and
+// O += P V on FP8 wgmma (QGMMA in SASS, k = 32 a step), whose shared-memory operands must be
+// K-major: Q and K are (the head dim is their reduction), and V comes transposed, [head_dim]
+// rows of BLOCK_KV keys, so that P V reduces over contiguous keys too. P is packed from S's
+// accumulator into the 8-bit A layout in place, four codes a register.
+// Book: "Stage 20: FP8", sections "Why V is transposed" and "P in the 8-bit A layout".
+#pragma once
+#include "../common.cuh"
+#include "../fp8.cuh"
+#include "../fragments.cuh"
+#include "../wgmma.cuh"
+
+namespace flashlab {
+
+// ANCHOR: warpgroup_mma_fp8
+// Per thread: O's 64 x D block is D / 2 floats and S's 64 x BLOCK_KV block BLOCK_KV / 2, as at
+// 16 bits; P is half as many registers, four codes each, one 64 x 32 k-step per [kk].
+template <int D, int BLOCK_Q, int BLOCK_KV>
+struct WarpgroupMmaFp8 {
+    float o[D / 2] = {};
+    float s[BLOCK_KV / 2];
+    uint32_t p[BLOCK_KV / 32][4];
+    const uint8_t* q_smem;  // [D/128][BLOCK_Q][128] codes, 128-byte swizzled (TMA's layout)
+    int wg;
+
+    __device__ WarpgroupMmaFp8(const uint8_t* q, int warpgroup) : q_smem(q), wg(warpgroup) {}
+
+    __device__ __forceinline__ int row(int r) const {
+        return wg * 64 + threadIdx.x % 128 / 32 * 16 + quad_group(threadIdx.x % 32) + 8 * r;
+    }
+
+    // ANCHOR: descriptors_fp8
+    // A 128-byte row holds 128 codes, so a box is 128 columns of the head dim, and a k-step
+    // of 32 codes is 32 bytes: the same bytes as a 16-bit k-step of 16. Q and K: the step
+    // 32 bytes further inside a box, a whole box further every 4 steps. V^T: [D] rows of
+    // BLOCK_KV (128) keys, one box; its k-steps (32 keys) walk along the row the same way.
+    __device__ __forceinline__ uint64_t q_desc(int kk) const {
+        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q * 128 + wg * 64 * 128 + (kk % 4) * 32, 16, 1024);
+    }
+    __device__ __forceinline__ static uint64_t k_desc(const uint8_t* k_tile, int kk) {
+        return wgmma_desc_sw128(k_tile + (kk / 4) * BLOCK_KV * 128 + (kk % 4) * 32, 16, 1024);
+    }
+    __device__ __forceinline__ static uint64_t vt_desc(const uint8_t* vt_tile, int kk) {
+        static_assert(BLOCK_KV == 128, "V^T's rows are one 128-byte box");
+        return wgmma_desc_sw128(vt_tile + kk * 32, 16, 1024);
+    }
+    // ANCHOR_END: descriptors_fp8
+
+    __device__ __forceinline__ void qk_issue(const uint8_t* k_tile) {
+        wgmma_fence_operands(s);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 32; ++kk) wgmma_ss_e4m3<BLOCK_KV>(s, q_desc(kk), k_desc(k_tile, kk), kk > 0);
+        wgmma_commit();
+    }
+    __device__ __forceinline__ void pv_issue(const uint8_t* vt_tile) {
+        wgmma_fence_operands(o);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 32; ++kk) wgmma_rs_e4m3<D>(o, p[kk], vt_desc(vt_tile, kk), true);
+        wgmma_commit();
+    }
+    template <int N>
+    __device__ __forceinline__ void wait_s() {
+        wgmma_wait<N>();
+        wgmma_fence_operands(s);
+    }
+    template <int N>
+    __device__ __forceinline__ void wait_o() {
+        wgmma_wait<N>();
+        wgmma_fence_operands(o);
+    }
+
+    // ANCHOR: p_from_s_fp8
+    // Register r of k-step kk holds 4 consecutive k of one row: row g for r = 0, 2 and g + 8
+    // for r = 1, 3, k 4t .. 4t + 3 (r < 2) or 16 + 4t .. 19 + 4t. The thread's S values of
+    // that row in keys 32 kk .. 32 kk + 31 are, per 8-key column block n, keys 2t and 2t + 1:
+    // with V's keys in fp8_pv_column order, k 4t .. 4t + 3 are blocks 2 (r / 2) and 2 (r / 2)
+    // + 1, so the register packs S values 16 kk + 8 (r / 2) + 2 (r % 2) + {0, 1, 4, 5}.
+    __device__ __forceinline__ void p_from_s() {
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_KV / 32; ++kk)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                const float* v = s + 16 * kk + 8 * (r / 2) + 2 * (r % 2);
+                p[kk][r] = pack4_e4m3(v[0], v[1], v[4], v[5]);
+            }
+    }
+    // ANCHOR_END: p_from_s_fp8
+};
+// ANCHOR_END: warpgroup_mma_fp8
+
+}  // namespace flashlab
