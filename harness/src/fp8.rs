@@ -11,6 +11,7 @@ use crate::check::Emulation;
 use crate::error::CudaContext as _;
 use crate::kernels::kernel_name;
 use crate::tensor_map::TensorMap;
+use crate::tiled::ToleratedSpill;
 use crate::tma::{AttnTensorMaps, SMEM_ALIGN_SLACK};
 use crate::{
     DType, Gpu, LaunchArgs, PrefillStage, Problem, QTiles, Result, Stage, StageInfo, Workload,
@@ -72,6 +73,7 @@ pub struct Fp8Stage {
     pub tiles: QTiles,
     /// `None`, or the seed of incoherent processing's random signs (`FP8_ROTATION_SEED`).
     pub rotation: Option<u64>,
+    pub tolerated_spills: &'static [ToleratedSpill],
 }
 
 impl Fp8Stage {
@@ -129,6 +131,10 @@ impl Stage for Fp8Stage {
 
     fn workload(&self) -> Workload<'_> {
         Workload::Prefill(self)
+    }
+
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        crate::tiled::tolerated(self.tolerated_spills, kernel)
     }
 }
 

@@ -17,8 +17,9 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-// Two consumer warpgroups of 64 query rows each and one producer warpgroup. Head dims 128
-// and 256: a row of codes is then one or two 128-byte boxes (book: "Why not head dim 64").
+// Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dim 128
+// alone (book: "Head dim 128 alone"): at 256, O, one tile's P V and S would need 336
+// registers a consumer thread; at 64 a row of codes is half a 128-byte box.
 template <int D>
 constexpr int CONSUMERS = 2;
 template <int D>
@@ -28,15 +29,14 @@ constexpr int THREADS = WARPGROUPS<D> * 128;
 template <int D>
 constexpr int BLOCK_Q = CONSUMERS<D> * 64;
 // Keys per tile, the N of S's wgmma, and the width of V^T's rows: 128 codes, one 128-byte
-// box. Shared memory at D 128: Q 16 KiB + 2 x (K + V^T) 32 KiB + O's bf16 tile 32 KiB; at
-// D 256 twice that, 224 KiB. O needs a tile of its own: Q's codes take half its bytes.
+// box. Shared memory: Q 16 KiB + 2 x (K + V^T) 32 KiB + O's bf16 tile 32 KiB. O needs a tile
+// of its own: Q's codes take half its bytes.
 template <int D>
 constexpr int BLOCK_KV = 128;
 constexpr int NSTAGES = 2;
 // ANCHOR_END: tiles
 FLASHLAB_SAME_AS_HOST(NSTAGES);
-static_assert(BLOCK_KV<128> == FLASHLAB_HOST_BLOCK_KV && BLOCK_KV<256> == FLASHLAB_HOST_BLOCK_KV,
-              "the key tiles differ from the stage's src/tiles.rs");
+static_assert(BLOCK_KV<128> == FLASHLAB_HOST_BLOCK_KV, "the key tile differs from the stage's src/tiles.rs");
 static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLASHLAB_HOST_BLOCK_Q,
               "the tile differs from the stage's src/tiles.rs");
 
@@ -45,7 +45,8 @@ static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLAS
 // rounded down to a multiple of 8 (168 at 384 threads, 128 at 512), and setmaxnreg only
 // moves registers between the block's warpgroups. The producer, which only computes copy
 // coordinates, drops to 24, the least there is (FlashAttention-3's choice); the consumers,
-// which hold O (D / 2 floats), S (BLOCK_KV / 2) and P (BLOCK_KV / 8), rise to 240:
+// which hold O and one tile's P V (D / 2 floats each), S (BLOCK_KV / 2) and P (BLOCK_KV / 8),
+// 208 registers, rise to 240:
 // 24 + 2 x 240 = 504 <= 3 x 168. Asking for more than
 // the block holds makes setmaxnreg.inc wait forever. The timeline build's producer, which
 // also keeps its clock readings, needs 40 and its consumers 232.
@@ -55,7 +56,7 @@ template <int D, bool TIMELINE>
 constexpr int CONSUMER_REGS = TIMELINE ? 232 : 240;
 template <int D, bool TIMELINE>
 constexpr bool REGISTERS_FIT = PRODUCER_REGS<D, TIMELINE> + CONSUMERS<D> * CONSUMER_REGS<D, TIMELINE> <= WARPGROUPS<D> * (65536 / THREADS<D> / 8 * 8);
-static_assert(REGISTERS_FIT<128, false> && REGISTERS_FIT<256, false> && REGISTERS_FIT<128, true> && REGISTERS_FIT<256, true>,
+static_assert(REGISTERS_FIT<128, false> && REGISTERS_FIT<128, true>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -160,16 +161,20 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         mma.template wait_s<1>();  // S is complete; P V may still run
         s.bar->k.consumer_release(st);
         tl.record(Phase::Qk, t, issued);
+        // O is folded a tile late (book: "The accumulator's precision"): it holds the tiles
+        // before t - 1 against max t - 2, and t - 1's softmax left the factor to max t - 1.
+        const float to_prev_max[2] = {softmax.o_scale[0], softmax.o_scale[1]};
         FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
-        mma.template wait_o<0>();  // P V is complete: O and P's registers are free
+        mma.template wait_o<0>();  // P V is complete: o_tile and P's registers are free
         s.bar->v.consumer_release(prev);
         tl.record(Phase::Pv, t - 1, issued);
-        softmax.rescale_o(mma.o);
+        mma.fold(to_prev_max);
         mma.p_from_s();
     }
     if (w.n_tiles > 0) {
         FL_PHASE(tl, Phase::WaitFull, w.n_tiles - 1, s.bar->v.consumer_wait(st));
         FL_PHASE(tl, Phase::Pv, w.n_tiles - 1, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
+        mma.fold(softmax.o_scale);
     }
     // ANCHOR_END: consumer_loop
     // Consumer 0 takes the turn the last consumer handed it, so no barrier is left half-arrived.
@@ -224,13 +229,8 @@ __device__ void quantize(const flashlab::AttnParams& p) {
 }
 // ANCHOR_END: quantize_kernels
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_amax, amax, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_amax, amax, __nv_bfloat16, bf16, 256, flashlab::QUANT_THREADS)
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_quantize, quantize, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_quantize, quantize, __nv_bfloat16, bf16, 256, flashlab::QUANT_THREADS)
 
 using flashlab::fp8_attention;
 FLASHLAB_EXPORT_TMA(fp8, fp8_attention, __nv_bfloat16, bf16, 128, flashlab::THREADS<128>)
-FLASHLAB_EXPORT_TMA(fp8, fp8_attention, __nv_bfloat16, bf16, 256, flashlab::THREADS<256>)
-// The timeline build at D 128 alone: at D 256 its clock readings push O, S and P past the
-// consumers' 232 registers, and ptxas serializes the wgmmas.
 FLASHLAB_EXPORT_TIMELINE_TMA_1(fp8, fp8_attention, 128, flashlab::THREADS<128>)

@@ -14,10 +14,13 @@ namespace flashlab {
 
 // ANCHOR: warpgroup_mma_fp8
 // Per thread: O's 64 x D block is D / 2 floats and S's 64 x BLOCK_KV block BLOCK_KV / 2, as at
-// 16 bits; P is half as many registers, four codes each, one 64 x 32 k-step per [kk].
+// 16 bits; P is half as many registers, four codes each, one 64 x 32 k-step per [kk]. And one
+// tile's P V, D / 2 floats more: an FP8 wgmma adds into its accumulator with fewer bits than
+// f32 keeps, so P V starts from zero on each tile and O, in f32, adds it (fold).
 template <int D, int BLOCK_Q, int BLOCK_KV>
 struct WarpgroupMmaFp8 {
     float o[D / 2] = {};
+    float o_tile[D / 2];
     float s[BLOCK_KV / 2];
     uint32_t p[BLOCK_KV / 32][4];
     const uint8_t* q_smem;  // [D/128][BLOCK_Q][128] codes, 128-byte swizzled (TMA's layout)
@@ -53,13 +56,22 @@ struct WarpgroupMmaFp8 {
         for (int kk = 0; kk < D / 32; ++kk) wgmma_ss_e4m3<BLOCK_KV>(s, q_desc(kk), k_desc(k_tile, kk), kk > 0);
         wgmma_commit();
     }
+    // ANCHOR: pv_fp8
+    // One tile's P V into o_tile, from zero (the first k-step does not accumulate).
     __device__ __forceinline__ void pv_issue(const uint8_t* vt_tile) {
-        wgmma_fence_operands(o);
+        wgmma_fence_operands(o_tile);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_KV / 32; ++kk) wgmma_rs_e4m3<D>(o, p[kk], vt_desc(vt_tile, kk), true);
+        for (int kk = 0; kk < BLOCK_KV / 32; ++kk) wgmma_rs_e4m3<D>(o_tile, p[kk], vt_desc(vt_tile, kk), kk > 0);
         wgmma_commit();
     }
+    // Once it is complete: O = O * scale + o_tile, one FFMA an element, where `scale` takes O
+    // from the max the tiles before were exponentiated against to this tile's.
+    __device__ __forceinline__ void fold(const float (&scale)[2]) {
+#pragma unroll
+        for (int i = 0; i < D / 2; ++i) o[i] = fmaf(o[i], scale[i % 4 / 2], o_tile[i]);
+    }
+    // ANCHOR_END: pv_fp8
     template <int N>
     __device__ __forceinline__ void wait_s() {
         wgmma_wait<N>();
@@ -68,7 +80,7 @@ struct WarpgroupMmaFp8 {
     template <int N>
     __device__ __forceinline__ void wait_o() {
         wgmma_wait<N>();
-        wgmma_fence_operands(o);
+        wgmma_fence_operands(o_tile);
     }
 
     // ANCHOR: p_from_s_fp8
