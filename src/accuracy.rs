@@ -1,12 +1,16 @@
-//! `flashlab accuracy`: what FP8 costs in accuracy, before any FP8 kernel runs. The CPU
-//! oracle computes attention exactly in f64, as the bf16 stages compute it (inputs, P and O
-//! in bf16, S in f32), and as an FP8 kernel computes it under four recipes (E4M3 casts
-//! with a scale per tensor or per block of rows, with and without FlashAttention-3's
-//! incoherent processing), on standard normal inputs and on FlashAttention-3's outlier
-//! inputs. Each line is the error of one computation against the exact one.
+//! `flashlab accuracy`: what FP8 costs in accuracy. The CPU oracle computes attention
+//! exactly in f64, as the bf16 stages compute it (inputs, P and O in bf16, S in f32), and as
+//! an FP8 kernel computes it under six recipes (E4M3 casts with a scale per tensor, per head
+//! or per block of rows, with and without FlashAttention-3's incoherent processing), on
+//! standard normal inputs and on FlashAttention-3's outlier inputs; with `--stages`, the
+//! GPU runs those stages on the same inputs. Each line is the error of one computation
+//! against the exact one.
 
 use anyhow::{Result, bail};
 use clap::Args;
+use harness::inputs::HostInputs;
+use harness::run::{RunOptions, run_stage};
+use harness::{Gpu, Problem};
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::StandardNormal;
 use reference::fp8_attention::{Fp8Recipe, Granularity, attention_bf16_flash, attention_fp8};
@@ -42,6 +46,11 @@ pub struct AccuracyArgs {
     /// Also write the table as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also run these stages on the GPU on the same inputs (rounded to bf16, which every
+    /// stage takes) and measure their outputs the same way: `--stages 19,20,21` sets the bf16
+    /// stage beside the FP8 stages.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub stages: Vec<u32>,
 }
 
 /// One computation on one kind of input: its error against exact f64 attention.
@@ -73,12 +82,20 @@ fn computations(block_rows: usize) -> Vec<(String, Option<Fp8Recipe>)> {
             recipe(Granularity::PerTensor, None),
         ),
         (
+            "FP8 E4M3, a scale per head (stage 20's recipe)".into(),
+            recipe(Granularity::PerHead, None),
+        ),
+        (
             format!("FP8 E4M3, a scale per {block_rows} rows"),
             recipe(block, None),
         ),
         (
             "FP8 E4M3, per tensor, incoherent processing".into(),
             recipe(Granularity::PerTensor, Some(0x5eed)),
+        ),
+        (
+            "FP8 E4M3, per head, incoherent processing (stage 21's recipe)".into(),
+            recipe(Granularity::PerHead, Some(0x5eed)),
         ),
         (
             format!("FP8 E4M3, per {block_rows} rows, incoherent processing"),
@@ -117,6 +134,79 @@ fn rmse_and_max(a: &[f64], b: &[f64]) -> (f64, f64) {
         max = max.max(e);
     }
     ((sum / a.len() as f64).sqrt(), max)
+}
+
+/// The GPU runs draw their inputs as the CPU's do, from the run's seed, with FlashAttention-3's
+/// outliers or none, then round them to the problem's dtype: `RunOptions::adjust_inputs`
+/// takes a plain function, so the two kinds are two functions.
+fn gpu_normal_inputs(p: &Problem, inputs: &mut HostInputs) {
+    replace_inputs(p, inputs, 0.0);
+}
+fn gpu_outlier_inputs(p: &Problem, inputs: &mut HostInputs) {
+    replace_inputs(p, inputs, FA3_OUTLIER_FRACTION);
+}
+const FA3_OUTLIER_FRACTION: f64 = 0.001;
+const FA3_OUTLIER_STD: f64 = 10.0;
+fn replace_inputs(p: &Problem, host: &mut HostInputs, fraction: f64) {
+    let [q, k, v] = inputs(&p.shape, host.seed, fraction, FA3_OUTLIER_STD);
+    let bits = |x: Vec<f64>| x.iter().map(|&x| p.dtype.to_bits(x as f32)).collect();
+    (host.q, host.k, host.v) = (bits(q), bits(k), bits(v));
+}
+
+/// The stages of `args.stages` on the GPU, each on both kinds of input: O's error against
+/// exact attention of the unrounded inputs, as the CPU lines measure theirs.
+fn measure_stages(args: &AccuracyArgs, shape: &Shape, mask: &Mask) -> Result<Vec<ErrorRow>> {
+    if args.outlier_fraction != FA3_OUTLIER_FRACTION || args.outlier_std != FA3_OUTLIER_STD {
+        bail!(
+            "--stages runs FlashAttention-3's outlier inputs (0.1% from N(0, 10²)) alone: leave --outlier-fraction and --outlier-std at their defaults"
+        );
+    }
+    let gpu = Gpu::open()?;
+    let mut problem = Problem::new(args.batch, args.heads, args.seqlen, args.dim);
+    problem.causal = args.causal;
+    let scale = problem.softmax_scale() as f64;
+    let mut rows = Vec::new();
+    for (kind, fraction, adjust) in [
+        (
+            "N(0, 1)",
+            0.0,
+            gpu_normal_inputs as fn(&Problem, &mut HostInputs),
+        ),
+        ("with outliers", FA3_OUTLIER_FRACTION, gpu_outlier_inputs),
+    ] {
+        let [q, k, v] = inputs(shape, args.seed, fraction, FA3_OUTLIER_STD);
+        let exact = attention(&q, &k, &v, shape, mask, scale);
+        for &n in &args.stages {
+            let stage = crate::stages::find(n).map_err(anyhow::Error::msg)?;
+            let opts = RunOptions {
+                seed: Some(args.seed),
+                check: true,
+                timing: None,
+                adjust_inputs: Some(adjust),
+                timeline: None,
+            };
+            let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
+            let o: Vec<f64> = outputs
+                .o
+                .iter()
+                .map(|&b| problem.dtype.from_bits(b) as f64)
+                .collect();
+            let (rmse, max_abs_error) = rmse_and_max(&o, &exact.o);
+            let passed = report.check.as_ref().is_some_and(|c| c.passed);
+            rows.push(ErrorRow {
+                inputs: kind,
+                computation: format!(
+                    "stage {} on the GPU: {}{}",
+                    stage.info().label(),
+                    stage.info().idea.split(':').next().unwrap_or(""),
+                    if passed { "" } else { " (its check FAILED)" }
+                ),
+                rmse,
+                max_abs_error,
+            });
+        }
+    }
+    Ok(rows)
 }
 
 /// Every computation on both kinds of input.
@@ -168,6 +258,9 @@ pub fn measure(args: &AccuracyArgs) -> Result<Vec<ErrorRow>> {
             });
         }
     }
+    if !args.stages.is_empty() {
+        rows.extend(measure_stages(args, &shape, &mask)?);
+    }
     Ok(rows)
 }
 
@@ -210,7 +303,7 @@ pub fn run(args: AccuracyArgs) -> Result<i32> {
     );
     print!("{}", table(&rows));
     println!(
-        "\nEmulated on the CPU (reference::fp8_attention): the FP8 lines are the error of the casts alone, which an FP8 kernel adds to its own summation order."
+        "\nThe lines without a stage are emulated on the CPU (reference::fp8_attention): the FP8 lines are the error of the casts alone, which an FP8 kernel adds to its own summation order; a stage's line is its kernel's output on the same inputs, rounded to bf16."
     );
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;

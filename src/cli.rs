@@ -71,8 +71,9 @@ pub enum Command {
     /// Two stages side by side on one shape and seed: time, TFLOPS, error, resources.
     Compare(CompareArgs),
     /// What FP8 costs in accuracy: O's error against exact attention for the bf16 math and
-    /// for FP8 (E4M3) with per-tensor or per-block scales and incoherent processing, on
-    /// normal and outlier inputs (CPU; no GPU needed).
+    /// for FP8 (E4M3) with per-tensor, per-head or per-block scales and incoherent
+    /// processing, on normal and outlier inputs (emulated on the CPU; `--stages 19,20,21`
+    /// also measures those stages' outputs on the GPU).
     Accuracy(crate::accuracy::AccuracyArgs),
     /// Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
     #[command(long_about = TIMELINE_ABOUT)]

@@ -27,6 +27,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage18_head_dim_256::STAGE,
     &stage19_lazy_rescale::STAGE,
     &stage20_fp8::STAGE,
+    &stage21_incoherent::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

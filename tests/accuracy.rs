@@ -15,6 +15,7 @@ fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
         outlier_std: 10.0,
         block_rows: 64,
         json: None,
+        stages: Vec::new(),
     }
 }
 
@@ -28,7 +29,7 @@ fn rmse(rows: &[ErrorRow], inputs: &str, starts: &str) -> f64 {
 #[test]
 fn fp8_costs_an_order_of_magnitude_and_the_rotation_wins_some_back_on_outliers() {
     let rows = measure(&args(512, 64)).unwrap();
-    assert_eq!(rows.len(), 10, "five computations on two kinds of input");
+    assert_eq!(rows.len(), 14, "seven computations on two kinds of input");
     for inputs in ["N(0, 1)", "with outliers"] {
         let bf16 = rmse(&rows, inputs, "bf16");
         let fp8 = rmse(&rows, inputs, "FP8 E4M3, a scale per tensor");
@@ -54,7 +55,7 @@ fn fp8_costs_an_order_of_magnitude_and_the_rotation_wins_some_back_on_outliers()
         "normal: {rotated:.2e} rotated against {plain:.2e}"
     );
     let md = table(&rows);
-    assert_eq!(md.lines().count(), 2 + 5, "{md}");
+    assert_eq!(md.lines().count(), 2 + 7, "{md}");
 }
 
 #[test]

@@ -203,9 +203,13 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
     }
     if matches!(stage.emulation(), crate::check::Emulation::Fp8(_)) {
         for &head_dim in stage.info().head_dims {
-            trials.push(trial(format!("long_sequence_d{head_dim}"), needs, move || {
-                assert_stage_on_long_sequence(stage, stage.info().dtypes[0], head_dim, false)
-            }));
+            trials.push(trial(
+                format!("long_sequence_d{head_dim}"),
+                needs,
+                move || {
+                    assert_stage_on_long_sequence(stage, stage.info().dtypes[0], head_dim, false)
+                },
+            ));
         }
     }
     trials

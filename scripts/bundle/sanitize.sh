@@ -16,15 +16,20 @@ if [ -z "$sanitizer" ]; then
     exit 2
 fi
 small=(--batch 1 --heads 2 --kv-heads 1 --seqlen-q 200 --seqlen-k 131 --no-time)
-first=(--dim 64 --causal)
-other=(--dim 128 --dtype f16)
+# A prefill stage: its smallest head dim, causal, in its first dtype; then its largest up to
+# 128 in its last (64 causal bf16 and 128 f16 for most; 128 causal and 128, bf16, for the
+# FP8 stage, which has one head dim and one dtype).
+read -r workload low high first_dtype last_dtype < <(./flashlab list --json | python3 -c 'import json, sys
+n = int(sys.argv[1])
+s = next(s for s in json.load(sys.stdin) if s["number"] == n)
+dims = [d for d in s["head_dims"] if d <= 128] or s["head_dims"]
+print(s["workload"], min(dims), max(dims), s["dtypes"][0], s["dtypes"][-1])' "$n")
+first=(--dim "$low" --causal --dtype "$first_dtype")
+other=(--dim "$high" --dtype "$last_dtype")
 # A decode stage (`flashlab list --json`) gets decode problems: several cache lengths,
 # paged caches whose last pages are part full (pages of 16, where each key's row goes
 # through the table, and of 64, where a tile lies in one page), splits that leave some
 # empty, speculative causal rows; then a contiguous cache.
-workload=$(./flashlab list --json | python3 -c 'import json, sys
-n = int(sys.argv[1])
-print(next((s["workload"] for s in json.load(sys.stdin) if s["number"] == n), "prefill"))' "$n")
 if [ "$workload" = decode ]; then
     small=(--heads 8 --kv-heads 2 --seqlen-q 3 --cache-lens 200,1,77 --no-time)
     first=(--dim 64 --causal --page-size 16 --splits 5)

@@ -113,6 +113,10 @@ pub struct Row {
     pub error_bound: Option<f64>,
     #[serde(default)]
     pub check_passed: Option<bool>,
+    /// The stage's preparation alone, not in `median_ms`: the FP8 stages' quantization of
+    /// bf16 Q, K and V into codes and scales (`PrefillStage::prepare`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare_ms: Option<f64>,
 }
 
 impl Row {
@@ -134,6 +138,7 @@ impl Row {
             max_abs_error: None,
             error_bound: None,
             check_passed: None,
+            prepare_ms: None,
         }
     }
 

@@ -196,6 +196,7 @@ pub fn run_row(
                 row.iterations = Some(t.iterations);
             }
             row.tflops = report.tflops;
+            row.prepare_ms = report.prepare.as_ref().map(|t| t.median_ms);
             let passed = report.check.as_ref().is_some_and(|c| c.passed);
             if let Some(c) = &report.check {
                 row.max_abs_error = Some(c.o_max_abs);
