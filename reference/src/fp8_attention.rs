@@ -196,10 +196,11 @@ pub fn attention_fp8_rows(
         rotate_rows(&mut k, &signs);
     }
     let g = recipe.granularity;
-    let q = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
-    let k = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
-    let v = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
-    flash_style_rows(&q, &k, &v, shape, mask, scale, rows, |p| {
+    let q8 = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
+    let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    let v8 = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    let unquantized = Some((q.as_slice(), k.as_slice()));
+    flash_style_rows(&q8, &k8, &v8, shape, mask, scale, rows, unquantized, |p| {
         Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE
     })
 }
@@ -235,11 +236,17 @@ fn flash_style(
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Attention {
     let rows = all_rows(shape);
-    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, round_p);
+    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, None, round_p);
     Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
 }
 
-/// [`flash_style`] for the rows `rows`.
+/// [`flash_style`] for the rows `rows`. Given Q and K before their casts (`unquantized`),
+/// each row's `lse_spread` is the typical size of the LSE error the casts of Q and K cause,
+/// `sqrt(Σ_j (w_j δs_j)²)` with `δs_j² = scale² Σ_i ((q̃_i δk_ji)² + (k_ji δq_i)²)`: the
+/// standard deviation of the score's error if the casts' errors had random signs. A row
+/// whose casts erred little by luck (one key whose score happens to round well) then still
+/// gets a bound of the size FP8 can err by, where the kernel's own summation (an FP8 wgmma
+/// keeps fewer bits than f32 as it accumulates) adds its part.
 #[allow(clippy::too_many_arguments)]
 fn flash_style_rows(
     q: &[f64],
@@ -249,6 +256,7 @@ fn flash_style_rows(
     mask: &Mask,
     scale: f64,
     rows: &[RowId],
+    unquantized: Option<(&[f64], &[f64])>,
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Vec<RowResult> {
     let d = shape.head_dim;
@@ -289,10 +297,28 @@ fn flash_style_rows(
                     }
                 }
                 let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
+                let lse_spread = unquantized.map_or(0.0, |(q0, k0)| {
+                    let q0i = &q0[shape.q_index(b, i, h, 0)..][..d];
+                    let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);
+                    keys.zip(&scores)
+                        .map(|(j, s)| {
+                            let at = shape.kv_index(b, j, hk, 0);
+                            let (kj, k0j) = (&k[at..][..d], &k0[at..][..d]);
+                            let var: f64 = (0..d)
+                                .map(|t| {
+                                    (qi[t] * (kj[t] - k0j[t])).powi(2)
+                                        + (k0j[t] * (qi[t] - q0i[t])).powi(2)
+                                })
+                                .sum();
+                            ((s - m).exp() / l * scale).powi(2) * var
+                        })
+                        .sum::<f64>()
+                        .sqrt()
+                });
                 RowResult {
                     o,
                     lse: m + l.ln(),
-                    lse_spread: 0.0,
+                    lse_spread,
                 }
             },
         )
