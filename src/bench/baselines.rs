@@ -66,10 +66,14 @@ fn last_line(text: &str) -> Option<&str> {
 /// Runs the script on `shapes`, timed under `timing`; returns what it reported about its
 /// environment and its rows (FLOPs, TFLOPS and % of SOL are recomputed by the caller, one
 /// convention for all).
+///
+/// With `fp8` (an FP8 stage is in the run), the FP8 baselines run beside the usual ones
+/// (`FLASHLAB_BASELINES_BACKENDS=default,cudnn-fp8,sdpa-fp8`, unless the user set it).
 pub fn run(
     python: &Python,
     shapes: &[Problem],
     timing: TimingProtocol,
+    fp8: bool,
 ) -> Result<(serde_json::Value, Vec<Row>)> {
     let fields = shapes
         .iter()
@@ -78,6 +82,7 @@ pub fn run(
     let script = Script {
         files: &[("baselines.py", SCRIPT)],
         replacement: python.script.clone(),
+        backends: fp8.then(|| FP8_BACKENDS.to_string()),
     };
     let (env, rows) = run_script(
         python,
@@ -100,7 +105,14 @@ pub fn run(
 pub struct Script<'a> {
     pub files: &'a [(&'a str, &'a str)],
     pub replacement: Option<PathBuf>,
+    /// `FLASHLAB_BASELINES_BACKENDS` for the script, unless the user set it.
+    pub backends: Option<String>,
 }
+
+/// The backends of a run with an FP8 stage: the usual ones, cuDNN's FP8 attention (the cuDNN
+/// frontend's wheel, `scripts/cudnn-frontend-wheel.sh`) and what SDPA does with E4M3 inputs.
+pub const FP8_BACKENDS: &str = "default,cudnn-fp8,sdpa-fp8";
+const BACKENDS_ENV: &str = "FLASHLAB_BASELINES_BACKENDS";
 
 /// Runs `script` with `--shapes-json` (the shapes as `shapes_json`), `--device` and
 /// `--timing` on python, hands its stdout to `read` (which returns what it read and how
@@ -132,7 +144,13 @@ pub fn run_script<T>(
         path.display(),
         python.torch,
     );
-    let mut child = Command::new(&python.exe)
+    let mut command = Command::new(&python.exe);
+    if let Some(backends) = &script.backends
+        && std::env::var_os(BACKENDS_ENV).is_none()
+    {
+        command.env(BACKENDS_ENV, backends);
+    }
+    let mut child = command
         .arg(&path)
         .arg("--shapes-json")
         .arg(&shapes_path)

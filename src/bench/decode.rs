@@ -542,6 +542,7 @@ fn run_baselines(
             ("baselines.py", super::baselines::SCRIPT),
         ],
         replacement: None,
+        backends: None,
     };
     let (meta, rows) = run_script(
         python,

@@ -98,10 +98,15 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
     }
     progress.done();
 
+    // An FP8 stage in the run brings the FP8 baselines (cuDNN's FP8 attention) along.
+    let fp8 = stages
+        .iter()
+        .filter_map(|s| s.workload().prefill().ok())
+        .any(|s| matches!(s.emulation(), harness::check::Emulation::Fp8(_)));
     let baselines = match probe {
         None => Baselines::NotRequested,
         Some(Err(why)) => Baselines::Skipped { reason: why },
-        Some(Ok(python)) => match baselines::run(&python, &shapes, config.timing) {
+        Some(Ok(python)) => match baselines::run(&python, &shapes, config.timing, fp8) {
             Ok((environment, baseline_rows)) => {
                 rows.extend(baseline_rows);
                 Baselines::Ran { environment }

@@ -34,14 +34,16 @@ __device__ __forceinline__ float rotation_sign(uint64_t seed, int i) {
 
 // ANCHOR: rotate_row
 // x <- x diag(signs) H / sqrt(D) for the row a warp holds, D / 32 consecutive coordinates a
-// lane (lane l holds l D/32 .. l D/32 + D/32 - 1). The fast Walsh-Hadamard transform pairs
-// coordinates e and e + h for h = 1, 2, 4, ..., D / 2: pairs inside a lane's own values
-// first, then pairs across lanes, one shuffle each, log2(D) steps in all, O(D log D) work.
+// lane (lane l holds l D/32 .. l D/32 + D/32 - 1), `signs` the lane's own (rotation_sign,
+// computed once a thread: they depend on the coordinate alone). The fast Walsh-Hadamard
+// transform pairs coordinates e and e + h for h = 1, 2, 4, ..., D / 2: pairs inside a lane's
+// own values first, then pairs across lanes, one shuffle each, log2(D) steps in all,
+// O(D log D) work.
 template <int D>
-__device__ __forceinline__ void rotate_row(float (&x)[D / 32], uint64_t seed, int lane) {
+__device__ __forceinline__ void rotate_row(float (&x)[D / 32], const float (&signs)[D / 32], int lane) {
     constexpr int PER_LANE = D / 32;
 #pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) x[i] *= rotation_sign(seed, lane * PER_LANE + i);
+    for (int i = 0; i < PER_LANE; ++i) x[i] *= signs[i];
 #pragma unroll
     for (int h = 1; h < PER_LANE; h *= 2)
 #pragma unroll
@@ -84,23 +86,30 @@ __device__ __forceinline__ QuantSlice quant_slice(const AttnParams& p, int rows_
     return s;
 }
 
+// This lane's signs of the rotation (1 where there is none).
+template <int D, bool ROTATE>
+__device__ __forceinline__ void lane_signs(int lane, float (&signs)[D / 32]) {
+#pragma unroll
+    for (int i = 0; i < D / 32; ++i) signs[i] = ROTATE ? rotation_sign(FP8_ROTATION_SEED, lane * (D / 32) + i) : 1.f;
+}
+
 // Row s of the slice into a warp's registers as floats (zeros past seqlen), rotated when
 // ROTATE and the tensor is Q or K.
 template <typename T, int D, bool ROTATE>
-__device__ __forceinline__ void load_row(const QuantSlice& sl, int s, int lane, float (&x)[D / 32]) {
+__device__ __forceinline__ void load_row(const QuantSlice& sl, int s, int lane, const float (&signs)[D / 32], float (&x)[D / 32]) {
     constexpr int PER_LANE = D / 32;
+    // A row past seqlen reads the last row and is zeroed after, so no branch stands
+    // between the loads of an unrolled loop and they can all be in flight at once.
+    const bool inside = s < sl.seqlen;
+    const int row_index = inside ? s : sl.seqlen - 1;
+    const T* row = static_cast<const T*>(sl.x) + ((static_cast<long long>(sl.b) * sl.seqlen + row_index) * sl.heads + sl.h) * D;
+    struct alignas(2 * PER_LANE) Chunk {
+        T v[PER_LANE];
+    };  // one 8- or 16-byte load a lane
+    const Chunk c = *reinterpret_cast<const Chunk*>(row + lane * PER_LANE);
 #pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) x[i] = 0.f;
-    if (s < sl.seqlen) {
-        const T* row = static_cast<const T*>(sl.x) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D;
-        struct alignas(2 * PER_LANE) Chunk {
-            T v[PER_LANE];
-        };  // one 8- or 16-byte load a lane
-        const Chunk c = *reinterpret_cast<const Chunk*>(row + lane * PER_LANE);
-#pragma unroll
-        for (int i = 0; i < PER_LANE; ++i) x[i] = to_float(c.v[i]);
-    }
-    if (ROTATE && sl.tensor < 2) rotate_row<D>(x, FP8_ROTATION_SEED, lane);
+    for (int i = 0; i < PER_LANE; ++i) x[i] = inside ? to_float(c.v[i]) : 0.f;
+    if (ROTATE && sl.tensor < 2) rotate_row<D>(x, signs, lane);
 }
 
 // ANCHOR: amax
@@ -111,10 +120,16 @@ __device__ void fp8_amax(const AttnParams& p) {
     const QuantSlice sl = quant_slice(p, p.seqlen_k);
     if (!sl.valid) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float signs[D / 32];
+    lane_signs<D, ROTATE>(lane, signs);
     float m = 0.f;
-    for (int r = warp; r < QUANT_ROWS; r += QUANT_THREADS / 32) {
+    // Unrolled, so the warp's 8 rows are loaded before the first is used: the loads overlap.
+    constexpr int WARPS = QUANT_THREADS / 32;
+#pragma unroll
+    for (int i = 0; i < QUANT_ROWS / WARPS; ++i) {
+        const int r = warp + i * WARPS;
         float x[D / 32];
-        load_row<T, D, ROTATE>(sl, sl.s0 + r, lane, x);
+        load_row<T, D, ROTATE>(sl, sl.s0 + r, lane, signs, x);
 #pragma unroll
         for (int i = 0; i < D / 32; ++i) m = fmaxf(m, fabsf(x[i]));
     }
@@ -124,7 +139,7 @@ __device__ void fp8_amax(const AttnParams& p) {
     if (lane == 0) warp_max[warp] = m;
     __syncthreads();
     if (threadIdx.x == 0) {
-        for (int w = 1; w < QUANT_THREADS / 32; ++w) m = fmaxf(m, warp_max[w]);
+        for (int w = 1; w < WARPS; ++w) m = fmaxf(m, warp_max[w]);
         const Fp8Workspace ws = fp8_workspace(p);
         unsigned* amax = sl.tensor == 0 ? ws.amax_q : sl.tensor == 1 ? ws.amax_k : ws.amax_v;
         atomicMax(&amax[sl.b * sl.heads + sl.h], __float_as_uint(m));
@@ -147,10 +162,14 @@ __device__ void fp8_quantize(const AttnParams& p) {
     const unsigned* amax = sl.tensor == 0 ? ws.amax_q : sl.tensor == 1 ? ws.amax_k : ws.amax_v;
     const float to_codes = 1.f / fp8_descale(__uint_as_float(amax[sl.b * sl.heads + sl.h]));
     __shared__ __align__(16) uint8_t vt[D][QUANT_ROWS + 4];  // +4: rows land on different banks
-    for (int r = warp; r < QUANT_ROWS; r += QUANT_THREADS / 32) {
-        const int s = sl.s0 + r;
+    float signs[PER_LANE];
+    lane_signs<D, ROTATE>(lane, signs);
+    constexpr int WARPS = QUANT_THREADS / 32;
+#pragma unroll
+    for (int i = 0; i < QUANT_ROWS / WARPS; ++i) {
+        const int r = warp + i * WARPS, s = sl.s0 + r;
         float x[PER_LANE];
-        load_row<T, D, ROTATE>(sl, s, lane, x);
+        load_row<T, D, ROTATE>(sl, s, lane, signs, x);
         uint32_t codes[PER_LANE / 4];
 #pragma unroll
         for (int i = 0; i < PER_LANE / 4; ++i)

@@ -1,8 +1,8 @@
 // Stage 21, incoherent processing: stage 20's kernel, with the preprocessing that multiplies
 // Q's and K's rows by the same random orthogonal matrix before the cast (book: "Stage 21:
 // incoherent processing"). Q K^T is unchanged in exact arithmetic, while an outlier in one
-// coordinate is spread over all of them, so the scale per head no longer has to reach it.
-// The attention kernel is stage 20's, line for line.
+// coordinate is spread over all of them, so its rounding error no longer lands, in
+// proportion, on the scores it dominates. The attention kernel is stage 20's, line for line.
 #include <flashlab/common.cuh>
 #include <flashlab/fp8_quantize.cuh>
 #include <flashlab/hopper/epilogue.cuh>
