@@ -98,17 +98,17 @@ __device__ __forceinline__ void lane_signs(int lane, float (&signs)[D / 32]) {
 template <typename T, int D, bool ROTATE>
 __device__ __forceinline__ void load_row(const QuantSlice& sl, int s, int lane, const float (&signs)[D / 32], float (&x)[D / 32]) {
     constexpr int PER_LANE = D / 32;
-    // A row past seqlen reads the last row and is zeroed after, so no branch stands
-    // between the loads of an unrolled loop and they can all be in flight at once.
-    const bool inside = s < sl.seqlen;
-    const int row_index = inside ? s : sl.seqlen - 1;
-    const T* row = static_cast<const T*>(sl.x) + ((static_cast<long long>(sl.b) * sl.seqlen + row_index) * sl.heads + sl.h) * D;
-    struct alignas(2 * PER_LANE) Chunk {
-        T v[PER_LANE];
-    };  // one 8- or 16-byte load a lane
-    const Chunk c = *reinterpret_cast<const Chunk*>(row + lane * PER_LANE);
 #pragma unroll
-    for (int i = 0; i < PER_LANE; ++i) x[i] = inside ? to_float(c.v[i]) : 0.f;
+    for (int i = 0; i < PER_LANE; ++i) x[i] = 0.f;
+    if (s < sl.seqlen) {
+        const T* row = static_cast<const T*>(sl.x) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D;
+        struct alignas(2 * PER_LANE) Chunk {
+            T v[PER_LANE];
+        };  // one 8- or 16-byte load a lane
+        const Chunk c = *reinterpret_cast<const Chunk*>(row + lane * PER_LANE);
+#pragma unroll
+        for (int i = 0; i < PER_LANE; ++i) x[i] = to_float(c.v[i]);
+    }
     if (ROTATE && sl.tensor < 2) rotate_row<D>(x, signs, lane);
 }
 
@@ -123,11 +123,7 @@ __device__ void fp8_amax(const AttnParams& p) {
     float signs[D / 32];
     lane_signs<D, ROTATE>(lane, signs);
     float m = 0.f;
-    // Unrolled, so the warp's 8 rows are loaded before the first is used: the loads overlap.
-    constexpr int WARPS = QUANT_THREADS / 32;
-#pragma unroll
-    for (int i = 0; i < QUANT_ROWS / WARPS; ++i) {
-        const int r = warp + i * WARPS;
+    for (int r = warp; r < QUANT_ROWS; r += QUANT_THREADS / 32) {
         float x[D / 32];
         load_row<T, D, ROTATE>(sl, sl.s0 + r, lane, signs, x);
 #pragma unroll
@@ -139,7 +135,7 @@ __device__ void fp8_amax(const AttnParams& p) {
     if (lane == 0) warp_max[warp] = m;
     __syncthreads();
     if (threadIdx.x == 0) {
-        for (int w = 1; w < WARPS; ++w) m = fmaxf(m, warp_max[w]);
+        for (int w = 1; w < QUANT_THREADS / 32; ++w) m = fmaxf(m, warp_max[w]);
         const Fp8Workspace ws = fp8_workspace(p);
         unsigned* amax = sl.tensor == 0 ? ws.amax_q : sl.tensor == 1 ? ws.amax_k : ws.amax_v;
         atomicMax(&amax[sl.b * sl.heads + sl.h], __float_as_uint(m));
@@ -164,10 +160,8 @@ __device__ void fp8_quantize(const AttnParams& p) {
     __shared__ __align__(16) uint8_t vt[D][QUANT_ROWS + 4];  // +4: rows land on different banks
     float signs[PER_LANE];
     lane_signs<D, ROTATE>(lane, signs);
-    constexpr int WARPS = QUANT_THREADS / 32;
-#pragma unroll
-    for (int i = 0; i < QUANT_ROWS / WARPS; ++i) {
-        const int r = warp + i * WARPS, s = sl.s0 + r;
+    for (int r = warp; r < QUANT_ROWS; r += QUANT_THREADS / 32) {
+        const int s = sl.s0 + r;
         float x[PER_LANE];
         load_row<T, D, ROTATE>(sl, s, lane, signs, x);
         uint32_t codes[PER_LANE / 4];
