@@ -46,6 +46,15 @@ pub struct AccuracyArgs {
     /// Also write the table as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also draw the table's RMSEs as an SVG (a dot a computation and kind of input, on a
+    /// log scale).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Read the rows from a `--json` file written before instead of computing them (to
+    /// redraw a run's plot or table without its GPU; give the run's shape flags too, which
+    /// the captions name).
+    #[arg(long, value_name = "FILE", conflicts_with = "stages")]
+    pub from: Option<PathBuf>,
     /// Also run these stages on the GPU on the same inputs (rounded to bf16, which every
     /// stage takes) and measure their outputs the same way: `--stages 19,20,21` sets the bf16
     /// stage beside the FP8 stages.
@@ -288,8 +297,153 @@ pub fn table(rows: &[ErrorRow]) -> String {
     out
 }
 
+/// The rows of a `--json` file: the kinds of input back to the names the table uses.
+fn read_rows(path: &std::path::Path) -> Result<Vec<ErrorRow>> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        inputs: String,
+        computation: String,
+        rmse: f64,
+        max_abs_error: f64,
+    }
+    let text = std::fs::read_to_string(path)?;
+    let stored: Vec<Stored> = serde_json::from_str(&text)?;
+    stored
+        .into_iter()
+        .map(|r| {
+            let inputs = match r.inputs.as_str() {
+                "N(0, 1)" => "N(0, 1)",
+                "with outliers" => "with outliers",
+                other => bail!("{}: unknown kind of input {other:?}", path.display()),
+            };
+            Ok(ErrorRow {
+                inputs,
+                computation: r.computation,
+                rmse: r.rmse,
+                max_abs_error: r.max_abs_error,
+            })
+        })
+        .collect()
+}
+
+/// A computation's name, short enough for the plot's axis.
+fn short_name(computation: &str) -> String {
+    if let Some(rest) = computation.strip_prefix("stage ") {
+        let number = rest.split_whitespace().next().unwrap_or("");
+        return format!("stage {number}, on the GPU");
+    }
+    if computation.starts_with("bf16") {
+        return "bf16 math".into();
+    }
+    computation
+        .trim_start_matches("FP8 E4M3, ")
+        .replace("a scale ", "")
+        .replace(" (stage 20's recipe)", "")
+        .replace(" (stage 21's recipe)", "")
+        .replace("incoherent processing", "rotated")
+}
+
+/// The RMSEs as a dot plot: a row a computation, blue for normal inputs, orange for the
+/// outlier inputs, log scale.
+pub fn plot(rows: &[ErrorRow], subtitle: &str, path: &std::path::Path) -> Result<()> {
+    use crate::bench::style::{FIGURE_W, MIN_TEXT_PX, font, plot_err};
+    use plotters::prelude::*;
+    let names: Vec<&String> = rows
+        .iter()
+        .filter(|r| r.inputs == "N(0, 1)")
+        .map(|r| &r.computation)
+        .collect();
+    let n = names.len();
+    let height = 120 + 34 * n as u32;
+    let root = SVGBackend::new(path, (FIGURE_W, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(plot_err)?;
+    let (title, body) = root.split_vertically(48);
+    title
+        .draw(&Text::new(
+            "O's RMSE against exact attention",
+            (12, 4),
+            font(16.0),
+        ))
+        .map_err(plot_err)?;
+    title
+        .draw(&Text::new(
+            subtitle.to_string(),
+            (12, 28),
+            font(MIN_TEXT_PX),
+        ))
+        .map_err(plot_err)?;
+    let (lo, hi) = rows
+        .iter()
+        .map(|r| r.rmse.max(1e-9).log10())
+        .fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (lo, hi) = (lo.floor(), hi.ceil());
+    let mut chart = ChartBuilder::on(&body)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(250)
+        .build_cartesian_2d(lo..hi, -0.5..(n as f64 - 0.5))
+        .map_err(plot_err)?;
+    let name_at = |y: &f64| -> String {
+        let i = y.round();
+        if (y - i).abs() > 1e-6 || i < 0.0 || i as usize >= n {
+            return String::new();
+        }
+        short_name(names[n - 1 - i as usize])
+    };
+    chart
+        .configure_mesh()
+        .x_labels((hi - lo) as usize + 1)
+        .y_labels(n)
+        .x_label_formatter(&|x: &f64| format!("1e{}", x.round() as i32))
+        .y_label_formatter(&name_at)
+        .x_desc("RMSE of O (log scale)")
+        .label_style(font(MIN_TEXT_PX))
+        .axis_desc_style(font(13.0))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(plot_err)?;
+    let blue = RGBColor(31, 119, 180);
+    let orange = RGBColor(255, 127, 14);
+    for (kind, color, offset) in [("N(0, 1)", blue, 0.12), ("with outliers", orange, -0.12)] {
+        let points: Vec<(f64, f64)> = names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| {
+                let r = rows
+                    .iter()
+                    .find(|r| r.inputs == kind && &&r.computation == name)?;
+                Some((r.rmse.max(1e-9).log10(), (n - 1 - i) as f64 + offset))
+            })
+            .collect();
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 5, color.filled())))
+            .map_err(plot_err)?;
+    }
+    // The legend in the title's strip, clear of every dot.
+    for (i, (label, color)) in [
+        ("N(0, 1) inputs", blue),
+        ("with outliers (0.1% from N(0, 10²))", orange),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let y = 12 + 20 * i as i32;
+        title
+            .draw(&Circle::new((470, y), 5, color.filled()))
+            .map_err(plot_err)?;
+        title
+            .draw(&Text::new(label, (482, y - 8), font(MIN_TEXT_PX)))
+            .map_err(plot_err)?;
+    }
+    root.present().map_err(plot_err)?;
+    Ok(())
+}
+
 pub fn run(args: AccuracyArgs) -> Result<i32> {
-    let rows = measure(&args)?;
+    let rows = match &args.from {
+        Some(path) => read_rows(path)?,
+        None => measure(&args)?,
+    };
     println!(
         "O's error against exact f64 attention: batch {} heads {} seqlen {} dim {}{}, seed {}; outliers: {}% of the entries of Q, K and V from N(0, {}²)\n",
         args.batch,
@@ -307,6 +461,19 @@ pub fn run(args: AccuracyArgs) -> Result<i32> {
     );
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        let subtitle = format!(
+            "batch {}, {} heads, seqlen {}, head dim {}{}, seed {}",
+            args.batch,
+            args.heads,
+            args.seqlen,
+            args.dim,
+            if args.causal { ", causal" } else { "" },
+            args.seed
+        );
+        plot(&rows, &subtitle, path)?;
         println!("wrote {}", path.display());
     }
     Ok(0)

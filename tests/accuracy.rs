@@ -1,7 +1,7 @@
 //! `flashlab accuracy` on a small shape: the relations its table exists to show, with the
 //! values asserted (no GPU involved: the computations are the CPU oracle's).
 
-use flashlab::accuracy::{AccuracyArgs, ErrorRow, measure, table};
+use flashlab::accuracy::{AccuracyArgs, ErrorRow, measure, plot, table};
 
 fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
     AccuracyArgs {
@@ -16,6 +16,8 @@ fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
         block_rows: 64,
         json: None,
         stages: Vec::new(),
+        plot: None,
+        from: None,
     }
 }
 
@@ -64,4 +66,29 @@ fn unsupported_head_dims_and_empty_shapes_are_refused_by_name() {
     assert!(e.contains("--dim 96") && e.contains("power of two"), "{e}");
     let e = measure(&args(0, 64)).unwrap_err().to_string();
     assert!(e.contains("--seqlen"), "{e}");
+}
+
+/// The plot has a dot for each line of the table and kind of input (and two in its legend),
+/// and names every computation on its axis.
+#[test]
+fn the_plot_draws_every_line_of_the_table() {
+    let rows = measure(&args(128, 64)).unwrap();
+    let dir = std::env::temp_dir().join(format!("flashlab-accuracy-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("accuracy.svg");
+    plot(&rows, "a test", &path).unwrap();
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(svg.matches("<circle").count(), rows.len() + 2, "{svg}");
+    for name in [
+        "bf16 math",
+        "per tensor",
+        "per head, rotated",
+        "per 64 rows",
+    ] {
+        assert!(
+            svg.contains(&format!(">\n{name}\n<")),
+            "no axis label {name:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
