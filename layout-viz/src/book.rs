@@ -508,6 +508,16 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             }),
         ),
         (
+            "fp8-p-from-s.svg",
+            "P from S at 8 bits, lanes 0-3 of one k-step: with V's keys in fp8_pv_key order, each register of P packs four of its own thread's accumulator values",
+            Box::new(|| Ok(crate::fp8::p_from_s_svg()?)),
+        ),
+        (
+            "fp8-v-key-order.svg",
+            "The order of V's keys in the transposed V tile (fp8_pv_key), one 32-key group, and its inverse (fp8_pv_column)",
+            Box::new(|| Ok(crate::fp8::v_key_order_svg())),
+        ),
+        (
             "tma-box-8x64.svg",
             "TMA: an 8x64 bf16 box into shared memory, unswizzled",
             tma(TmaSwizzle::None),

@@ -22,6 +22,7 @@ pub mod atoms;
 pub mod bank;
 pub mod book;
 pub mod figure_size;
+pub mod fp8;
 pub mod gmma;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod kernel_fns;

@@ -33,6 +33,8 @@ fn book_writes_every_manifest_entry() {
         "bank-stage3-ldmatrix.svg",
         "bank-stage4-ldmatrix.svg",
         "wgmma-m64n64k16-c.svg",
+        "fp8-p-from-s.svg",
+        "fp8-v-key-order.svg",
     ] {
         assert!(dir.join(promised).is_file(), "{promised}");
     }

@@ -304,3 +304,148 @@ fn swizzles_that_do_not_fit_are_refused() {
         book::swizzle_svg(layout, Some(sw), 2).unwrap();
     }
 }
+
+/// A figure's cells, in drawing order: each `<g class="cell">`'s tooltip, the fill of its
+/// first rectangle and its text labels.
+fn cells(svg: &str) -> Vec<(String, String, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, String, Vec<String>)> = None;
+    // What the next text event is: the tooltip or a label.
+    let (mut in_title, mut in_text) = (false, false);
+    for event in svg::read(svg).expect("parses") {
+        match event {
+            Event::Tag("g", Type::Start, attrs)
+                if attrs.get("class").map(|v| v.to_string()) == Some("cell".into()) =>
+            {
+                current = Some((String::new(), String::new(), Vec::new()));
+            }
+            Event::Tag("g", Type::End, _) => out.extend(current.take()),
+            Event::Tag("title", t, _) => in_title = t == Type::Start,
+            Event::Tag("text", t, _) => in_text = t == Type::Start,
+            Event::Tag("rect", _, attrs) => {
+                if let Some(c) = current.as_mut().filter(|c| c.1.is_empty()) {
+                    c.1 = attrs.get("fill").map(|v| v.to_string()).unwrap_or_default();
+                }
+            }
+            Event::Text(s) => {
+                if let Some(c) = current.as_mut() {
+                    if in_title {
+                        c.0 = s.trim().to_string();
+                    } else if in_text {
+                        c.2.push(s.trim().to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The integers in `s`, in order.
+fn numbers(s: &str) -> Vec<u32> {
+    s.split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.parse().unwrap())
+        .collect()
+}
+
+/// The FP8 stage's P figure against the fragment tables stated by hand (the PTX ISA's, as
+/// the book gives them) and the packing `p_from_s` does: S's cells where the accumulator
+/// puts them, and every byte of P the value of its own thread that the kernel packs there.
+#[test]
+fn fp8_p_from_s_shows_each_register_packing_its_own_threads_accumulator() {
+    let svg = layout_viz::fp8::p_from_s_svg().unwrap();
+    all_cells_titled(&svg, 2 * 2 * 32);
+    let all = cells(&svg);
+    let (s, p): (Vec<_>, Vec<_>) = all.iter().partition(|c| c.0.starts_with("S row"));
+    assert!(p.iter().all(|c| c.0.starts_with("P row")), "{p:?}");
+    // S: value 4n + e of lane t (group 0) is row 8 (e / 2), column 8n + 2t + e % 2.
+    let mut s_fill = std::collections::BTreeMap::new();
+    for (tip, fill, labels) in &s {
+        let [row, key, t, v] = numbers(tip)[..] else {
+            panic!("{tip}")
+        };
+        let (n, e) = (v / 4, v % 4);
+        assert_eq!((row, key), (8 * (e / 2), 8 * n + 2 * t + e % 2), "{tip}");
+        assert_eq!(labels, &[format!("T{t}"), format!("v{v}")], "{tip}");
+        assert_eq!(fill, render::color(t.into()), "{tip}");
+        assert!(s_fill.insert((row, key), fill.clone()).is_none(), "{tip}");
+    }
+    assert_eq!(s_fill.len(), 2 * 32, "rows 0 and 8, keys 0-31, once each");
+    // P: byte j of lane t's register r is row 8 (r % 2), k 4t + j + 16 (r / 2); it packs
+    // the S value at key fp8_pv_key(k), which is the same lane's value
+    // 8 (r / 2) + 2 (r % 2) + {0, 1, 4, 5}[j] (k-step 0 of `p_from_s`).
+    let mut seen = std::collections::BTreeSet::new();
+    for (tip, fill, labels) in &p {
+        let [row, k, t, r, j, key, from, v] = numbers(tip)[..] else {
+            panic!("{tip}")
+        };
+        assert_eq!((row, k), (8 * (r % 2), 4 * t + j + 16 * (r / 2)), "{tip}");
+        assert_eq!(key, atoms::fp8_pv_key(k), "{tip}");
+        assert_eq!(from, t, "{tip}: a value crosses threads");
+        assert_eq!(
+            v,
+            8 * (r / 2) + 2 * (r % 2) + [0, 1, 4, 5][j as usize],
+            "{tip}"
+        );
+        assert_eq!(labels, &[format!("T{t}"), format!("v{v}")], "{tip}");
+        assert_eq!(
+            fill,
+            &s_fill[&(row, key)],
+            "{tip}: filled unlike its S cell"
+        );
+        assert!(seen.insert((row, k)), "{tip}");
+    }
+    assert_eq!(seen.len(), 2 * 32, "rows 0 and 8, k 0-31, once each");
+    // Red marks only the register the caption follows (its 4 S cells and its 4 bytes): no
+    // byte is outlined as coming from another thread.
+    assert_eq!(svg.matches("stroke=\"#d62728\"").count(), 4 + 1);
+    assert!(svg.contains("register 0 packs its own v0, v1, v4, v5 (keys 2, 3, 10, 11) into k 4-7"));
+}
+
+/// The key-order figure: column k labelled fp8_pv_key(k), the inverse row its inverse,
+/// and each run of 4 columns under the lane whose A registers read it (k 4t .. 4t + 3,
+/// and 16 further, of lane 4g + t: registers 0 and 1, then 2 and 3).
+#[test]
+fn fp8_v_key_order_labels_each_column_with_fp8_pv_key_and_its_inverse() {
+    let svg = layout_viz::fp8::v_key_order_svg();
+    all_cells_titled(&svg, 8 + 32 + 32);
+    let (mut columns, mut inverse, mut runs) = (0, 0, 0);
+    let mut block_fill = std::collections::BTreeMap::new();
+    for (tip, fill, labels) in cells(&svg) {
+        let n = numbers(&tip);
+        if tip.starts_with("column ") {
+            let [k, key, block] = n[..] else {
+                panic!("{tip}")
+            };
+            assert_eq!(key, atoms::fp8_pv_key(k), "{tip}");
+            assert_eq!(labels, [key.to_string()], "{tip}");
+            assert_eq!(block, key / 8, "{tip}");
+            // One fill per block of S, a different one for each block.
+            assert_eq!(
+                block_fill.entry(block).or_insert(fill.clone()),
+                &fill,
+                "{tip}"
+            );
+            columns += 1;
+        } else if tip.starts_with("key ") {
+            let [key, col] = n[..] else { panic!("{tip}") };
+            assert_eq!(atoms::fp8_pv_key(col), key, "{tip}");
+            assert_eq!(labels, [col.to_string()], "{tip}");
+            assert_eq!(block_fill.get(&(key / 8)), Some(&fill), "{tip}");
+            inverse += 1;
+        } else {
+            let [first, last, t, r0, r1, ..] = n[..] else {
+                panic!("{tip}")
+            };
+            assert_eq!((first % 16, last), (4 * t, first + 3), "{tip}");
+            assert_eq!((r0, r1), (2 * (first / 16), 2 * (first / 16) + 1), "{tip}");
+            assert_eq!(labels, [format!("T{t} r{r0},r{r1}")], "{tip}");
+            runs += 1;
+        }
+    }
+    assert_eq!((columns, inverse, runs), (32, 32, 8));
+    let fills: std::collections::BTreeSet<_> = block_fill.values().collect();
+    assert_eq!(fills.len(), 4, "the four blocks of S look different");
+}

@@ -1,0 +1,603 @@
+//! The FP8 stage's register trick, drawn: how P's 8-bit A registers are packed from each
+//! thread's own S accumulator ([`p_from_s_svg`]), and the order of V's keys in the
+//! transposed V tile that makes that packing right ([`v_key_order_svg`]).
+//!
+//! Both figures are computed, not typed in: S's cells come from the wgmma accumulator
+//! ([`atoms::wgmma_c`]), P's bytes from the 8-bit register A layout
+//! ([`atoms::wgmma_a_fp8`]), and the key at each k position from [`atoms::fp8_pv_key`].
+//! Each byte of P is labelled with the S value it packs, found in the accumulator by its
+//! (row, key); so a key order that sent a byte to another thread would show that other
+//! thread's label, outlined in red, instead of being drawn as if it fitted.
+//! Book: "A layouts primer", section "The 8-bit wgmma fragments"; "Stage 20: FP8",
+//! section "P in the 8-bit A layout".
+
+use std::collections::BTreeSet;
+
+use svg::node::element::{Group, Title};
+
+use crate::atoms::{self, AtomError, TvAtom};
+use crate::render;
+// gmma.rs's rules: the figure exactly the book's column wide (never scaled down), every
+// text 12px or more.
+use crate::svg_kit::{CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, rect, text};
+
+/// Keys of one k-step of P V at 8 bits (the K of `wgmma.m64nNk32`).
+const KEYS: u32 = 32;
+/// 8-bit values in a 32-bit register: [`atoms::wgmma_a_fp8`] numbers a thread's values
+/// register by register, so value v is byte v % 4 of register v / 4.
+const REGISTER_BYTES: u32 = 4;
+/// The lanes drawn: one quad (group g = 0), which holds rows g and g + 8 of its warp's 16.
+/// Every other quad of every warp repeats its pattern on its own two rows.
+const QUAD: u32 = 4;
+/// The P figure draws a k-step in two halves of 16 k, so that two lines of 12px text fit
+/// in each of a half's cells at the column's width.
+const HALF: u32 = 16;
+/// The register the P figure follows in red, with the four S values it packs.
+const SHOWN_THREAD: u32 = 1;
+const SHOWN_REGISTER: u32 = 0;
+/// Fills of S's 8-key column blocks in the key-order figure: palette entries other than
+/// the four the quad's threads use, so a block is never mistaken for a thread, and
+/// blocks 0 and 1 (2 and 3), whose keys interleave, far apart in tone.
+const BLOCK_FILLS: [u64; 4] = [4, 11, 8, 5];
+/// A cell no lane of the quad holds (render.rs's untouched cell).
+const EMPTY_FILL: &str = "#f7f7f7";
+/// The advance of one character of the 13px bold headings and of the 16px bold title.
+const HEADING_CHAR_W: f64 = 8.2;
+const TITLE_CHAR_W: f64 = 10.0;
+
+/// The figure's cell: a `<g class="cell">` with its tooltip first (as render.rs draws
+/// cells, so the book's hover text and the tests find it), a fill, and lines of text.
+fn cell(x: f64, y: f64, w: f64, h: f64, fill: &str, lines: &[String], tip: &str) -> Group {
+    let mut g = Group::new().set("class", "cell").add(Title::new(tip)).add(
+        rect(x, y, w, h, fill)
+            .set("stroke", "#555555")
+            .set("stroke-width", 0.6),
+    );
+    let n = lines.len() as f64;
+    for (i, l) in lines.iter().enumerate() {
+        // Lines 14px apart, centred in the cell as a block.
+        let baseline = y + h / 2.0 + 4.5 + 14.0 * (i as f64 - (n - 1.0) / 2.0);
+        g = g.add(text(x + w / 2.0, baseline, 12, l.as_str()).set("text-anchor", "middle"));
+    }
+    g
+}
+
+/// An outline around cells (a register's bytes; the followed register in red).
+fn outline(
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    stroke: &str,
+    width: f64,
+) -> svg::node::element::Rectangle {
+    rect(x, y, w, h, "none")
+        .set("stroke", stroke)
+        .set("stroke-width", width)
+}
+
+/// A muted header label right-aligned before `x`, and one value centred over each column.
+fn header_row(
+    mut g: Group,
+    x0: f64,
+    y: f64,
+    cw: f64,
+    label: &str,
+    values: &[String],
+    ink: &str,
+) -> Group {
+    g = g.add(
+        text(x0 - 6.0, y, 12, label)
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+    );
+    for (i, v) in values.iter().enumerate() {
+        g = g.add(
+            text(x0 + (i as f64 + 0.5) * cw, y, 12, v.as_str())
+                .set("text-anchor", "middle")
+                .set("fill", ink),
+        );
+    }
+    g
+}
+
+/// Lines of text from `y`, each wrapped to the column at `char_w` a character: the group
+/// and the y below them.
+fn paragraph(
+    mut g: Group,
+    mut y: f64,
+    lines: &[String],
+    size: u32,
+    char_w: f64,
+    bold: bool,
+) -> (Group, f64) {
+    let chars = ((MAX_WIDTH - 2.0 * MARGIN) / char_w) as usize;
+    for l in lines.iter().flat_map(|l| crate::svg_kit::wrap(l, chars)) {
+        let t = text(MARGIN, y + f64::from(size), size, l);
+        g = g.add(if bold {
+            t.set("font-weight", "bold")
+        } else {
+            t
+        });
+        y += f64::from(size) + 7.0;
+    }
+    (g, y)
+}
+
+/// Legend entries (a swatch and its label) from `y`, on as many lines as the column
+/// needs: the group and the y below them.
+fn legend(mut g: Group, mut y: f64, entries: &[(&str, String)]) -> (Group, f64) {
+    let mut x = MARGIN;
+    for (fill, label) in entries {
+        // svg_kit::swatch's advance, without its gap after the last entry of a line.
+        let w = 20.0 + label.chars().count() as f64 * CHAR_W_12;
+        if x > MARGIN && x + w > MAX_WIDTH - MARGIN {
+            (x, y) = (MARGIN, y + 22.0);
+        }
+        (g, x) = crate::svg_kit::swatch(g, x, y + 12.0, fill, label);
+    }
+    (g, y + 26.0)
+}
+
+/// The (thread, value) of the quad that holds (row, col) of `atom`, if one does.
+fn quad_owner(atom: &TvAtom, owners: &[Vec<(u32, u32)>], row: u32, col: u32) -> Option<(u32, u32)> {
+    owners[(row * atom.cols + col) as usize]
+        .iter()
+        .copied()
+        .find(|&(t, _)| t < QUAD)
+}
+
+/// The rows the quad holds in `atom`, in order (rows g and g + 8).
+fn quad_rows(atom: &TvAtom) -> Vec<u32> {
+    let rows: BTreeSet<u32> = (0..QUAD)
+        .flat_map(|t| (0..atom.values()).map(move |v| (t, v)))
+        .map(|(t, v)| atom.coord(t, v).row)
+        .collect();
+    rows.into_iter().collect()
+}
+
+/// `fp8-p-from-s.svg`: one k-step (32 keys) of one quad. For each half of the k-step, S's
+/// cells in the keys' natural order, each labelled with the thread that holds it and its
+/// index in that thread's accumulator; below them P's 8-bit A operand over the same rows,
+/// each byte under its k position and the key fp8_pv_key puts there, labelled with the S
+/// value it packs and outlined by register. Fills are threads: a byte filled like the S
+/// cell it came from never left its thread.
+pub fn p_from_s_svg() -> Result<String, AtomError> {
+    let c = atoms::wgmma_c(KEYS)?;
+    let a = atoms::wgmma_a_fp8();
+    let (c_owners, a_owners) = (c.owners(), a.owners());
+    let rows = quad_rows(&a);
+    let title = "P from S at 8 bits: every byte of P is its own thread's S value";
+    let (mut g, mut y) = paragraph(
+        Group::new(),
+        MARGIN,
+        &[title.to_string()],
+        16,
+        TITLE_CHAR_W,
+        true,
+    );
+    let rows_text: Vec<String> = rows.iter().map(u32::to_string).collect();
+    (g, y) = paragraph(
+        g,
+        y,
+        &[format!(
+            "lanes 0-{} (rows {}) of k-step 0: S is the wgmma accumulator, P the 8-bit register A operand, with V's keys in fp8_pv_key order",
+            QUAD - 1,
+            rows_text.join(" and ")
+        )],
+        12,
+        CHAR_W_12,
+        false,
+    );
+    y += 8.0;
+
+    // Where the followed register's bytes sit in P, and the S cells they came from.
+    // (row, k, key) of each byte.
+    let shown: Vec<(u32, u32, u32)> = (0..a.values())
+        .filter(|v| v / REGISTER_BYTES == SHOWN_REGISTER)
+        .map(|v| {
+            let at = a.coord(SHOWN_THREAD, v);
+            (at.row, at.col, atoms::fp8_pv_key(at.col))
+        })
+        .collect();
+
+    let x0 = MARGIN + 46.0;
+    let cw = ((MAX_WIDTH - MARGIN - x0) / f64::from(HALF)).floor();
+    let ch = 34.0;
+    for half in 0..KEYS / HALF {
+        let ks: Vec<u32> = (half * HALF..(half + 1) * HALF).collect();
+        let col_x = |i: usize| x0 + i as f64 * cw;
+        // S, keys in their natural order.
+        (g, y) = paragraph(
+            g,
+            y,
+            &[format!(
+                "S, keys {}-{} in their natural order: thread and accumulator value",
+                ks[0],
+                ks[ks.len() - 1]
+            )],
+            13,
+            HEADING_CHAR_W,
+            true,
+        );
+        y += 16.0;
+        let keys_text: Vec<String> = ks.iter().map(u32::to_string).collect();
+        g = header_row(g, x0, y - 4.0, cw, "key", &keys_text, MUTED);
+        y += 4.0;
+        for &row in &rows {
+            g = g.add(
+                text(x0 - 6.0, y + ch / 2.0 + 4.5, 12, format!("m{row}"))
+                    .set("text-anchor", "end")
+                    .set("fill", MUTED),
+            );
+            let mut red = Vec::new();
+            for (i, &key) in ks.iter().enumerate() {
+                let x = col_x(i);
+                let (tip, lines, fill) = match quad_owner(&c, &c_owners, row, key) {
+                    Some((t, v)) => (
+                        format!("S row {row}, key {key}: thread {t}, accumulator value {v}"),
+                        vec![format!("T{t}"), format!("v{v}")],
+                        render::color(u64::from(t)),
+                    ),
+                    None => (
+                        format!("S row {row}, key {key}: not in lanes 0-{}", QUAD - 1),
+                        Vec::new(),
+                        EMPTY_FILL,
+                    ),
+                };
+                g = g.add(cell(x, y, cw, ch, fill, &lines, &tip));
+                if shown.iter().any(|&(r, _, k)| r == row && k == key) {
+                    red.push(outline(x, y, cw, ch, MARK, 2.5));
+                }
+            }
+            for o in red {
+                g = g.add(o);
+            }
+            y += ch;
+        }
+        y += 14.0;
+
+        // P in the A layout: each byte under its k position and the key there.
+        let registers: BTreeSet<u32> = rows
+            .iter()
+            .flat_map(|&row| ks.iter().map(move |&k| (row, k)))
+            .filter_map(|(row, k)| quad_owner(&a, &a_owners, row, k))
+            .map(|(_, v)| v / REGISTER_BYTES)
+            .collect();
+        let registers: Vec<String> = registers.iter().map(u32::to_string).collect();
+        (g, y) = paragraph(
+            g,
+            y,
+            &[format!(
+                "P as the 8-bit A operand, k {}-{} (registers {}): the S value each byte packs",
+                ks[0],
+                ks[ks.len() - 1],
+                registers.join(" and ")
+            )],
+            13,
+            HEADING_CHAR_W,
+            true,
+        );
+        y += 16.0;
+        // Whose register reads each k: a label over each run of one thread's bytes.
+        g = g.add(
+            text(x0 - 6.0, y - 4.0, 12, "lane")
+                .set("text-anchor", "end")
+                .set("fill", MUTED),
+        );
+        let first_row = rows[0];
+        let mut i = 0;
+        while i < ks.len() {
+            let t = quad_owner(&a, &a_owners, first_row, ks[i]).map(|(t, _)| t);
+            let run = ks[i..]
+                .iter()
+                .take_while(|&&k| quad_owner(&a, &a_owners, first_row, k).map(|(t, _)| t) == t)
+                .count();
+            let label = t.map_or("-".to_string(), |t| format!("T{t}"));
+            g = g.add(
+                text(col_x(i) + run as f64 * cw / 2.0, y - 4.0, 12, label)
+                    .set("text-anchor", "middle")
+                    .set("font-weight", "bold"),
+            );
+            i += run;
+        }
+        y += 18.0;
+        g = header_row(g, x0, y - 4.0, cw, "k", &keys_text, MUTED);
+        y += 18.0;
+        let pv_keys: Vec<String> = ks
+            .iter()
+            .map(|&k| atoms::fp8_pv_key(k).to_string())
+            .collect();
+        g = header_row(g, x0, y - 4.0, cw, "key", &pv_keys, INK);
+        y += 4.0;
+        for &row in &rows {
+            let mut reg_label = BTreeSet::new();
+            let (mut black, mut red) = (Vec::new(), Vec::new());
+            for (i, &k) in ks.iter().enumerate() {
+                let key = atoms::fp8_pv_key(k);
+                let x = col_x(i);
+                let Some((t, v)) = quad_owner(&a, &a_owners, row, k) else {
+                    let tip = format!("P row {row}, k {k}: not in lanes 0-{}", QUAD - 1);
+                    g = g.add(cell(x, y, cw, ch, EMPTY_FILL, &[], &tip));
+                    continue;
+                };
+                let (r, byte) = (v / REGISTER_BYTES, v % REGISTER_BYTES);
+                reg_label.insert(r);
+                let source = quad_owner(&c, &c_owners, row, key);
+                let (lines, from) = match source {
+                    Some((ts, vs)) => (
+                        vec![format!("T{ts}"), format!("v{vs}")],
+                        format!("thread {ts}, accumulator value {vs}"),
+                    ),
+                    None => (
+                        vec!["?".to_string()],
+                        format!("not in lanes 0-{}", QUAD - 1),
+                    ),
+                };
+                let tip = format!(
+                    "P row {row}, k {k}: thread {t}, register {r}, byte {byte}; key {key} of S: {from}"
+                );
+                // Filled by the thread whose register holds the byte; labelled by the
+                // thread whose accumulator held the value.
+                g = g.add(cell(
+                    x,
+                    y,
+                    cw,
+                    ch,
+                    render::color(u64::from(t)),
+                    &lines,
+                    &tip,
+                ));
+                if source.map(|(ts, _)| ts) != Some(t) {
+                    red.push(outline(x, y, cw, ch, MARK, 2.5));
+                }
+                // A register's four bytes, outlined together where the run starts.
+                if byte == 0 {
+                    let bytes = (0..REGISTER_BYTES as usize)
+                        .take_while(|&b| {
+                            ks.get(i + b)
+                                .and_then(|&k| quad_owner(&a, &a_owners, row, k))
+                                == Some((t, REGISTER_BYTES * r + b as u32))
+                        })
+                        .count();
+                    black.push(outline(x, y, bytes as f64 * cw, ch, INK, 2.0));
+                    if t == SHOWN_THREAD && r == SHOWN_REGISTER {
+                        red.push(outline(x, y, bytes as f64 * cw, ch, MARK, 2.5));
+                    }
+                }
+            }
+            // Outlines over the row's cells, red on top, so no neighbour's border hides
+            // one of their edges.
+            for o in black.into_iter().chain(red) {
+                g = g.add(o);
+            }
+            let regs: Vec<String> = reg_label.iter().map(|r| format!("r{r}")).collect();
+            g = g.add(
+                text(
+                    x0 - 6.0,
+                    y + ch / 2.0 + 4.5,
+                    12,
+                    format!("m{row} {}", regs.join("/")),
+                )
+                .set("text-anchor", "end")
+                .set("fill", MUTED),
+            );
+            y += ch;
+        }
+        y += 22.0;
+    }
+
+    let threads: Vec<(&str, String)> = (0..QUAD)
+        .map(|t| (render::color(u64::from(t)), format!("T{t}: lane {t}")))
+        .collect();
+    (g, y) = legend(g, y, &threads);
+    // Said from what the accumulator holds, so the sentence cannot claim a packing the
+    // cells above do not show.
+    let sources: Vec<(u32, u32)> = shown
+        .iter()
+        .filter_map(|&(row, _, key)| quad_owner(&c, &c_owners, row, key))
+        .collect();
+    let own = sources.len() == shown.len() && sources.iter().all(|&(t, _)| t == SHOWN_THREAD);
+    let values: Vec<String> = sources
+        .iter()
+        .map(|&(t, v)| {
+            if own {
+                format!("v{v}")
+            } else {
+                format!("T{t} v{v}")
+            }
+        })
+        .collect();
+    let keys: Vec<String> = shown.iter().map(|s| s.2.to_string()).collect();
+    let ks: Vec<u32> = shown.iter().map(|s| s.1).collect();
+    // A thread's accumulator values per k-step: what k-step kk adds to each index, times kk.
+    let per_step = c.values() * KEYS / c.cols;
+    let caption = [
+        "Cell: the S value, as the thread that holds it in its accumulator and its index there (T1 v4). Fill: the thread that holds the cell (S) or the register (P); black outline: one 32-bit register, four bytes.".to_string(),
+        format!(
+            "Red: thread {SHOWN_THREAD}'s register {SHOWN_REGISTER} packs {} {} (keys {}) into k {}-{}.",
+            if own { "its own" } else { "the S values" },
+            values.join(", "),
+            keys.join(", "),
+            ks.iter().min().copied().unwrap_or(0),
+            ks.iter().max().copied().unwrap_or(0)
+        ),
+        format!(
+            "k-step kk adds {per_step} kk to every value index and {KEYS} kk to every key and k; lane 4g + t holds rows g and g + 8 of its warp."
+        ),
+    ];
+    (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
+    Ok(document(MAX_WIDTH, (y + MARGIN).ceil(), title, g))
+}
+
+/// `fp8-v-key-order.svg`: one 32-key group of the transposed V tile. Column k holds key
+/// fp8_pv_key(k), filled by the 8-key column block of S the key comes from; above, the
+/// lane whose A registers read each run of columns; below, the inverse (the column of each
+/// key, the kernels' fp8_pv_column), computed by inverting fp8_pv_key.
+pub fn v_key_order_svg() -> String {
+    let a = atoms::wgmma_a_fp8();
+    let a_owners = a.owners();
+    let rows = quad_rows(&a);
+    let title = "V's keys in the transposed V tile: the order P V reads them";
+    let (mut g, mut y) = paragraph(
+        Group::new(),
+        MARGIN,
+        &[title.to_string()],
+        16,
+        TITLE_CHAR_W,
+        true,
+    );
+    (g, y) = paragraph(
+        g,
+        y,
+        &[
+            "one group of 32 keys; column k of V^T holds key 16(k/16) + 8((k%4)/2) + 2((k%16)/4) + k%2 (fp8_pv_key)"
+                .to_string(),
+        ],
+        12,
+        CHAR_W_12,
+        false,
+    );
+    y += 12.0;
+    let block_fill = |key: u32| render::color(BLOCK_FILLS[(key / 8) as usize % BLOCK_FILLS.len()]);
+    let x0 = MARGIN + 54.0;
+    let cw = ((MAX_WIDTH - MARGIN - x0) / f64::from(KEYS)).floor();
+    let ch = 24.0;
+    let ks: Vec<u32> = (0..KEYS).collect();
+
+    // The lane whose registers read each run of columns: the quad's owner of P's (row, k),
+    // the same thread for its two rows (two registers).
+    g = g.add(
+        text(x0 - 6.0, y + ch / 2.0 + 4.5, 12, "lane")
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+    );
+    let owner = |k: u32| -> Option<u32> { quad_owner(&a, &a_owners, rows[0], k).map(|(t, _)| t) };
+    let mut i = 0;
+    while i < ks.len() {
+        let t = owner(ks[i]);
+        let run = ks[i..].iter().take_while(|&&k| owner(k) == t).count();
+        let (first, last) = (ks[i], ks[i + run - 1]);
+        let regs: BTreeSet<u32> = rows
+            .iter()
+            .filter_map(|&row| quad_owner(&a, &a_owners, row, first))
+            .map(|(_, v)| v / REGISTER_BYTES)
+            .collect();
+        let reg_names: Vec<String> = regs.iter().map(|r| format!("r{r}")).collect();
+        let regs: Vec<String> = regs.iter().map(u32::to_string).collect();
+        let (label, tip, fill) = match t {
+            Some(t) => (
+                format!("T{t} {}", reg_names.join(",")),
+                format!(
+                    "columns {first}-{last}: read by thread {t}'s registers {} (lane 4g + {t} of every warp)",
+                    regs.join(" and ")
+                ),
+                render::color(u64::from(t)),
+            ),
+            None => (
+                String::new(),
+                format!("columns {first}-{last}: no lane of the quad"),
+                EMPTY_FILL,
+            ),
+        };
+        g = g.add(cell(
+            x0 + i as f64 * cw,
+            y,
+            run as f64 * cw,
+            ch,
+            fill,
+            &[label],
+            &tip,
+        ));
+        i += run;
+    }
+    y += ch + 18.0;
+    let ks_text: Vec<String> = ks.iter().map(u32::to_string).collect();
+    g = header_row(g, x0, y - 4.0, cw, "k", &ks_text, MUTED);
+    y += 4.0;
+    g = g.add(
+        text(x0 - 6.0, y + ch / 2.0 + 4.5, 12, "key")
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+    );
+    for (i, &k) in ks.iter().enumerate() {
+        let key = atoms::fp8_pv_key(k);
+        let tip = format!(
+            "column {k} of V^T holds key {key}, from S's column block {}",
+            key / 8
+        );
+        g = g.add(cell(
+            x0 + i as f64 * cw,
+            y,
+            cw,
+            ch,
+            block_fill(key),
+            &[key.to_string()],
+            &tip,
+        ));
+    }
+    // One A register's four k, outlined over the cells so no cell border hides an edge.
+    let run = f64::from(REGISTER_BYTES) * cw;
+    for i in (0..ks.len()).step_by(REGISTER_BYTES as usize) {
+        g = g.add(outline(x0 + i as f64 * cw, y, run, ch, INK, 1.5));
+    }
+    y += ch + 16.0;
+
+    // The inverse: where each key sits.
+    (g, y) = paragraph(
+        g,
+        y,
+        &["The inverse (fp8_pv_column): the column of V^T each key is written to".to_string()],
+        13,
+        HEADING_CHAR_W,
+        true,
+    );
+    y += 16.0;
+    g = header_row(g, x0, y - 4.0, cw, "key", &ks_text, MUTED);
+    y += 4.0;
+    g = g.add(
+        text(x0 - 6.0, y + ch / 2.0 + 4.5, 12, "column")
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+    );
+    for (i, &key) in ks.iter().enumerate() {
+        // Found by search rather than by a second formula, so the row is fp8_pv_key's
+        // inverse by construction.
+        let column = ks.iter().copied().find(|&k| atoms::fp8_pv_key(k) == key);
+        let (label, tip) = match column {
+            Some(col) => (
+                col.to_string(),
+                format!("key {key} sits in column {col} of V^T"),
+            ),
+            None => ("?".to_string(), format!("key {key} is in no column")),
+        };
+        g = g.add(cell(
+            x0 + i as f64 * cw,
+            y,
+            cw,
+            ch,
+            block_fill(key),
+            &[label],
+            &tip,
+        ));
+    }
+    y += ch + 18.0;
+
+    let blocks: Vec<(&str, String)> = (0..KEYS / 8)
+        .map(|b| {
+            (
+                block_fill(8 * b),
+                format!("block {b}: keys {}-{}", 8 * b, 8 * b + 7),
+            )
+        })
+        .collect();
+    (g, y) = legend(g, y, &blocks);
+    let caption = [
+        "Fill: the 8-key column block of S a key is in; a lane's accumulator holds two neighbouring keys of every block, so each run of four columns (one 32-bit A register, outlined) takes two keys from each of two blocks.".to_string(),
+        format!(
+            "Every row of V^T (one head-dim column of V) is in this order; a tile of more keys repeats it per group: column {KEYS} kk + k holds key {KEYS} kk + fp8_pv_key(k). S and K keep the natural order."
+        ),
+    ];
+    (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
+    document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)
+}
