@@ -101,6 +101,7 @@ pub fn catalog() -> String {
         "mma-m16n8k16-b-4warps",
         "wgmma-m64n64k16-c",
         "wgmma-m64n64k16-a",
+        "wgmma-m64k32-a-fp8",
         "cp-async-32x64",
     ] {
         view(format!("tv/{name}"), format!("TV atom {name}"));
