@@ -12,7 +12,7 @@ use crate::error::CudaContext as _;
 use crate::kernels::kernel_name;
 use crate::tensor_map::TensorMap;
 use crate::tiled::ToleratedSpill;
-use crate::tma::{AttnTensorMaps, SMEM_ALIGN_SLACK};
+use crate::tma::{AttnTensorMaps, SMEM_ALIGN_SLACK, timed_or_timeline_kernel};
 use crate::{
     DType, Gpu, LaunchArgs, PrefillStage, Problem, QTiles, Result, Stage, StageInfo, Workload,
 };
@@ -183,15 +183,7 @@ impl PrefillStage for Fp8Stage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles;
-        let prefix = if args.params.timeline != 0 {
-            crate::timeline::kernel_prefix(self.kernel)
-        } else {
-            self.kernel.to_string()
-        };
-        let function = self
-            .info
-            .kernels
-            .function(gpu, &kernel_name(&prefix, args.problem.dtype, p.head_dim))?;
+        let function = timed_or_timeline_kernel(self.info, self.kernel, gpu, args)?;
         let ws = Fp8Workspace::for_problem(&args.problem);
         let maps = self.maps(args, &ws)?;
         gpu.launch_with_maps(

@@ -4,7 +4,8 @@
 use crate::kernels::kernel_name;
 pub use crate::tensor_map::{AttnTensorMaps, BOX_COLS, TensorMap};
 use crate::{
-    Gpu, LaunchArgs, PrefillStage, QTiles, Result, Stage, StageInfo, ToleratedSpill, Workload,
+    Gpu, Kernel, LaunchArgs, PrefillStage, QTiles, Result, Stage, StageInfo, ToleratedSpill,
+    Workload,
 };
 
 /// A stage whose kernels load through TMA: [`TiledStage`](crate::TiledStage)'s grid and
@@ -31,6 +32,25 @@ impl TmaStage {
     }
 }
 
+/// The kernel `prefix` names for the run's dtype and head dim: a run that passes a timeline
+/// buffer gets the stage's recording build of it (`<prefix>_timeline_...`, timeline.cuh);
+/// every other run, the timed one.
+pub(crate) fn timed_or_timeline_kernel(
+    info: &StageInfo,
+    prefix: &str,
+    gpu: &Gpu,
+    args: &LaunchArgs,
+) -> Result<Kernel> {
+    let prefix = if args.params.timeline != 0 {
+        crate::timeline::kernel_prefix(prefix)
+    } else {
+        prefix.to_string()
+    };
+    let p = &args.problem;
+    info.kernels
+        .function(gpu, &kernel_name(&prefix, p.dtype, p.shape.head_dim))
+}
+
 /// Slack for aligning dynamic shared memory (16-byte aligned) to 1024 bytes.
 pub const SMEM_ALIGN_SLACK: u32 = 1024;
 
@@ -53,17 +73,7 @@ impl PrefillStage for TmaStage {
         let p = &args.problem.shape;
         let t = self.tiles_for(p.head_dim);
         let grid = t.grid(p);
-        // A run that passes a timeline buffer gets the stage's recording build of the kernel
-        // (`<prefix>_timeline_...`, timeline.cuh); every other run, the timed one.
-        let prefix = if args.params.timeline != 0 {
-            crate::timeline::kernel_prefix(self.kernel)
-        } else {
-            self.kernel.to_string()
-        };
-        let function = self
-            .info
-            .kernels
-            .function(gpu, &kernel_name(&prefix, args.problem.dtype, p.head_dim))?;
+        let function = timed_or_timeline_kernel(self.info, self.kernel, gpu, args)?;
         let maps = AttnTensorMaps::new(&args.params, args.problem.dtype, t.block_q, t.block_kv)?;
         gpu.launch_with_maps(
             &function,
