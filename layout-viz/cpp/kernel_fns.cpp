@@ -72,6 +72,8 @@ FL_EXPORT_FRAGMENT(mma_m16n8_c)
 FL_EXPORT_FRAGMENT(mma_m16n8k8_a)
 FL_EXPORT_FRAGMENT(mma_m16n8k8_b)
 
+int fl_fp8_pv_column(int key) { return flashlab::fp8_pv_column(key); }
+
 void fl_ldmatrix_address_of(int lane, int* matrix, int* row) {
     const flashlab::RowCol rc = flashlab::ldmatrix_address_of(lane);
     *matrix = rc.row;

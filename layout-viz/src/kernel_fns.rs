@@ -40,6 +40,7 @@ mod ffi {
     unsafe extern "C" {
         pub fn fl_swizzle(b: c_int, m: c_int, s: c_int, offset: c_int) -> c_int;
         pub fn fl_swizzle_count() -> c_int;
+        pub fn fl_fp8_pv_column(key: c_int) -> c_int;
         pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
@@ -105,6 +106,13 @@ fragment_fns! {
     mma_m16n8k8_a => fl_mma_m16n8k8_a;
     /// `flashlab::mma_m16n8k8_b`: element `i` (0..2) of the B fragment, as (k, n).
     mma_m16n8k8_b => fl_mma_m16n8k8_b;
+}
+
+/// `flashlab::fp8_pv_column`: the column of the FP8 stages' transposed V tile that holds key
+/// `key` (the inverse of [`crate::atoms::fp8_pv_key`] within each group of 32 keys).
+pub fn fp8_pv_column(key: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_pv_column(key as c_int) as u32 }
 }
 
 /// `flashlab::ldmatrix_address_of`: the (matrix, row) whose 16-byte row address `lane`

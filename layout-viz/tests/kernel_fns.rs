@@ -286,3 +286,16 @@ fn offsets_past_an_int_are_refused() {
         Ok(kernel_fns::tile_offset_tma(64, 8, 0).unwrap())
     );
 }
+
+/// The FP8 stages' quantization kernel writes key j of V into column `fp8_pv_column(j)` of
+/// the transposed tile, and P V reads column k as key `fp8_pv_key(k)`: the kernel's function
+/// is the inverse of layout-viz's, in every group of 32 keys.
+#[test]
+fn fp8_pv_column_inverts_fp8_pv_key() {
+    for group in 0..4 {
+        for k in 0..32 {
+            let key = 32 * group + atoms::fp8_pv_key(k);
+            assert_eq!(kernel_fns::fp8_pv_column(key), 32 * group + k, "key {key}");
+        }
+    }
+}

@@ -2,13 +2,14 @@
 // bits; largest finite value 448, no infinity). The conversion from f32 is one PTX
 // instruction for two values (cvt.rn.satfinite.e4m3x2.f32, F2FP in SASS): round to nearest
 // even, and a value past 448 saturates to 448 instead of becoming NaN. Also the FP8 stages'
-// workspace, which their quantization kernel writes and their attention kernel reads, and
-// the order of V's keys that lets P stay in registers.
+// workspace, which their quantization kernel writes and their attention kernel reads. The
+// order of V's keys that lets P stay in registers is fragments.cuh's fp8_pv_column.
 // Book: "Stage 20: FP8", sections "E4M3, bit by bit" and "P in the 8-bit A layout".
 #pragma once
 #include <stdint.h>
 
 #include "common.cuh"
+#include "fragments.cuh"  // fp8_pv_column, V's key order
 #include "hostdev.cuh"
 
 namespace flashlab {
@@ -33,16 +34,6 @@ constexpr float E4M3_MAX = 448.f;
 FL_HOST_DEVICE float fp8_descale(float amax) { return amax > 0.f ? amax / E4M3_MAX : 1.f; }
 // ANCHOR_END: descale
 
-// ANCHOR: pv_key_order
-// V's keys in the order P V reads them (layout-viz's `fp8_pv_key`): within each group of 32
-// keys, column k of the transposed V tile holds key 16 (k / 16) + 8 ((k % 4) / 2) +
-// 2 ((k % 16) / 4) + k % 2. In that order the 8-bit A fragment of P is a plain packing of each
-// thread's own S accumulator, with no shuffles. This is the inverse: the column of key j.
-FL_HOST_DEVICE int fp8_pv_column(int j) {
-    const int in_group = j % 32;
-    return j - in_group + 16 * (in_group / 16) + 4 * ((in_group % 8) / 2) + 2 * ((in_group % 16) / 8) + in_group % 2;
-}
-// ANCHOR_END: pv_key_order
 
 // ANCHOR: workspace
 // The FP8 stages' workspace, carved out of AttnParams::scratch (the stage's Rust side computes

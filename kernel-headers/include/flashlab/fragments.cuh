@@ -60,4 +60,16 @@ FL_HOST_DEVICE RowCol ldmatrix_element(int lane, int half, bool trans) {
                  : RowCol{quad_group(lane), 2 * quad_lane(lane) + half};
 }
 
+// ANCHOR: pv_key_order
+// V's keys in the order P V reads them (layout-viz's `fp8_pv_key`; its
+// tests hold the two together through the host build): within each group of 32
+// keys, column k of the transposed V tile holds key 16 (k / 16) + 8 ((k % 4) / 2) +
+// 2 ((k % 16) / 4) + k % 2. In that order the 8-bit A fragment of P is a plain packing of each
+// thread's own S accumulator, with no shuffles. This is the inverse: the column of key j.
+FL_HOST_DEVICE int fp8_pv_column(int j) {
+    const int in_group = j % 32;
+    return j - in_group + 16 * (in_group / 16) + 4 * ((in_group % 8) / 2) + 2 * ((in_group % 16) / 8) + in_group % 2;
+}
+// ANCHOR_END: pv_key_order
+
 }  // namespace flashlab
