@@ -162,58 +162,47 @@ fn replace_inputs(p: &Problem, host: &mut HostInputs, fraction: f64) {
     (host.q, host.k, host.v) = (bits(q), bits(k), bits(v));
 }
 
-/// The stages of `args.stages` on the GPU, each on both kinds of input: O's error against
-/// exact attention of the unrounded inputs, as the CPU lines measure theirs.
-fn measure_stages(args: &AccuracyArgs, shape: &Shape, mask: &Mask) -> Result<Vec<ErrorRow>> {
-    if args.outlier_fraction != FA3_OUTLIER_FRACTION || args.outlier_std != FA3_OUTLIER_STD {
-        bail!(
-            "--stages runs FlashAttention-3's outlier inputs (0.1% from N(0, 10²)) alone: leave --outlier-fraction and --outlier-std at their defaults"
-        );
-    }
-    let gpu = Gpu::open()?;
+/// The stages of `args.stages` on the GPU on one kind of input (`adjust` draws it as the CPU
+/// lines do): O's error against `exact`, the exact attention of the unrounded inputs, as
+/// the CPU lines measure theirs.
+fn measure_stages(
+    args: &AccuracyArgs,
+    gpu: &Gpu,
+    kind: &'static str,
+    adjust: fn(&Problem, &mut HostInputs),
+    exact: &[f64],
+) -> Result<Vec<ErrorRow>> {
     let mut problem = Problem::new(args.batch, args.heads, args.seqlen, args.dim);
     problem.causal = args.causal;
-    let scale = problem.softmax_scale() as f64;
     let mut rows = Vec::new();
-    for (kind, fraction, adjust) in [
-        (
-            "N(0, 1)",
-            0.0,
-            gpu_normal_inputs as fn(&Problem, &mut HostInputs),
-        ),
-        ("with outliers", FA3_OUTLIER_FRACTION, gpu_outlier_inputs),
-    ] {
-        let [q, k, v] = inputs(shape, args.seed, fraction, FA3_OUTLIER_STD);
-        let exact = attention(&q, &k, &v, shape, mask, scale);
-        for &n in &args.stages {
-            let stage = crate::stages::find(n).map_err(anyhow::Error::msg)?;
-            let opts = RunOptions {
-                seed: Some(args.seed),
-                check: true,
-                timing: None,
-                adjust_inputs: Some(adjust),
-                timeline: None,
-            };
-            let (report, outputs) = run_stage(stage, &gpu, &problem, &opts)?;
-            let o: Vec<f64> = outputs
-                .o
-                .iter()
-                .map(|&b| problem.dtype.from_bits(b) as f64)
-                .collect();
-            let (rmse, max_abs_error) = rmse_and_max(&o, &exact.o);
-            let passed = report.check.as_ref().is_some_and(|c| c.passed);
-            rows.push(ErrorRow {
-                inputs: kind,
-                computation: format!(
-                    "stage {} on the GPU: {}{}",
-                    stage.info().label(),
-                    stage.info().idea.split(':').next().unwrap_or(""),
-                    if passed { "" } else { " (its check FAILED)" }
-                ),
-                rmse,
-                max_abs_error,
-            });
-        }
+    for &n in &args.stages {
+        let stage = crate::stages::find(n).map_err(anyhow::Error::msg)?;
+        let opts = RunOptions {
+            seed: Some(args.seed),
+            check: true,
+            timing: None,
+            adjust_inputs: Some(adjust),
+            timeline: None,
+        };
+        let (report, outputs) = run_stage(stage, gpu, &problem, &opts)?;
+        let o: Vec<f64> = outputs
+            .o
+            .iter()
+            .map(|&b| problem.dtype.from_bits(b) as f64)
+            .collect();
+        let (rmse, max_abs_error) = rmse_and_max(&o, exact);
+        let passed = report.check.as_ref().is_some_and(|c| c.passed);
+        rows.push(ErrorRow {
+            inputs: kind,
+            computation: format!(
+                "stage {} on the GPU: {}{}",
+                stage.info().label(),
+                stage.info().idea.split(':').next().unwrap_or(""),
+                if passed { "" } else { " (its check FAILED)" }
+            ),
+            rmse,
+            max_abs_error,
+        });
     }
     Ok(rows)
 }
@@ -248,9 +237,28 @@ pub fn measure(args: &AccuracyArgs) -> Result<Vec<ErrorRow>> {
     } else {
         Mask::None
     };
+    // The stages run FlashAttention-3's outlier inputs alone: the GPU runs' inputs are drawn
+    // by plain functions (`gpu_outlier_inputs`), which take no parameters.
+    let gpu = if args.stages.is_empty() {
+        None
+    } else {
+        if args.outlier_fraction != FA3_OUTLIER_FRACTION || args.outlier_std != FA3_OUTLIER_STD {
+            bail!(
+                "--stages runs FlashAttention-3's outlier inputs (0.1% from N(0, 10²)) alone: leave --outlier-fraction and --outlier-std at their defaults"
+            );
+        }
+        Some(Gpu::open()?)
+    };
     let scale = 1.0 / (args.dim as f64).sqrt();
     let mut rows = Vec::new();
-    for (kind, fraction) in [("N(0, 1)", 0.0), ("with outliers", args.outlier_fraction)] {
+    for (kind, fraction, adjust) in [
+        (
+            "N(0, 1)",
+            0.0,
+            gpu_normal_inputs as fn(&Problem, &mut HostInputs),
+        ),
+        ("with outliers", args.outlier_fraction, gpu_outlier_inputs),
+    ] {
         let [q, k, v] = inputs(&shape, args.seed, fraction, args.outlier_std);
         let exact = attention(&q, &k, &v, &shape, &mask, scale);
         for (name, recipe) in computations(args.block_rows) {
@@ -266,9 +274,9 @@ pub fn measure(args: &AccuracyArgs) -> Result<Vec<ErrorRow>> {
                 max_abs_error,
             });
         }
-    }
-    if !args.stages.is_empty() {
-        rows.extend(measure_stages(args, &shape, &mask)?);
+        if let Some(gpu) = &gpu {
+            rows.extend(measure_stages(args, gpu, kind, adjust, &exact.o)?);
+        }
     }
     Ok(rows)
 }

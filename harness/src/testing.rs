@@ -60,23 +60,6 @@ pub fn assert_stage_on_grid(
 /// was 4.1e-2 against a bound of 2.1e-2; book: "The accumulator's precision").
 pub const LONG_SHAPES: &[(usize, usize, usize, usize, usize)] = &[(1, 2, 1, 8192, 8192)];
 
-/// Like [`assert_stage_on_grid`] on [`LONG_SHAPES`].
-pub fn assert_stage_on_long_sequence(
-    stage: &dyn PrefillStage,
-    dtype: DType,
-    head_dim: usize,
-    causal: bool,
-) -> Checked {
-    assert_stage_on(
-        stage,
-        dtype,
-        head_dim,
-        causal,
-        LONG_SHAPES,
-        &[("normal inputs", None)],
-    )
-}
-
 /// Shapes long enough for several KV tiles before and after the jump.
 pub const JUMP_SHAPES: &[(usize, usize, usize, usize, usize)] =
     &[(1, 2, 2, 1024, 1024), (1, 2, 1, 300, 1100)];
@@ -207,7 +190,8 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 format!("long_sequence_d{head_dim}"),
                 needs,
                 move || {
-                    assert_stage_on_long_sequence(stage, stage.info().dtypes[0], head_dim, false)
+                    let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
+                    assert_stage_on(stage, dtype, head_dim, false, LONG_SHAPES, &inputs)
                 },
             ));
         }
