@@ -14,7 +14,9 @@
 //!
 //! With GQA several query heads read the same K/V head, so their contributions to dK and dV add.
 
+use crate::dtype::Precision;
 use crate::mask::Mask;
+use crate::oracle::RowId;
 use crate::shape::Shape;
 use rayon::prelude::*;
 
@@ -135,6 +137,125 @@ fn group_backward(
     g
 }
 
+/// One key row of one K/V head of one batch element: a row of dK and dV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KvRowId {
+    pub batch: usize,
+    pub kv_head: usize,
+    pub row: usize,
+}
+
+/// The gradients of some rows: `dq[n]` is the dQ row of `q_rows[n]`, `dk[n]` and `dv[n]`
+/// those of `kv_rows[n]` ([`backward_rows`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowGradients {
+    pub dq: Vec<Vec<f64>>,
+    pub dk: Vec<Vec<f64>>,
+    pub dv: Vec<Vec<f64>>,
+}
+
+/// The backward of given forward outputs, row by row, exactly or as a 16-bit kernel does it.
+///
+/// This is the backward as a function of (Q, K, V, O, LSE, dO): what a backward kernel
+/// computes from the forward's saved outputs, whichever forward made them. Each dQ row costs
+/// one pass over its keys and each dK/dV row one pass over the query rows that see it, so a
+/// check can sample rows of a problem far too large for [`backward`].
+///
+/// With [`Precision::Emulated`] the values a mma.sync or wgmma backward feeds its tensor
+/// cores are rounded to the dtype: P (the A operand of dV = Pᵀ dO) and dS (of dK = dSᵀ Q and
+/// dQ = dS K); S, dP, D and the sums stay exact (the kernels keep them in f32), and each
+/// gradient is rounded to the dtype at the end, as the kernel stores it.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_rows(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    o: &[f64],
+    lse: &[f64],
+    d_o: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    precision: Precision,
+    q_rows: &[RowId],
+    kv_rows: &[KvRowId],
+) -> RowGradients {
+    shape.check_inputs(q, k, v);
+    assert_eq!(o.len(), shape.o_len(), "o has the wrong length");
+    assert_eq!(d_o.len(), shape.o_len(), "d_o has the wrong length");
+    assert_eq!(lse.len(), shape.lse_len(), "lse has the wrong length");
+    let d = shape.head_dim;
+    let dot = |x: &[f64], y: &[f64]| -> f64 { x.iter().zip(y).map(|(a, c)| a * c).sum() };
+    // What the kernel rounds to its dtype: P and dS as tensor-core operands, and the gradients.
+    let round = |x: f64| match precision {
+        Precision::F64 => x,
+        Precision::Emulated(lp) => lp.round(x),
+    };
+    // P_ij and dS_ij of one (batch, head, query row, key), or None where the key is masked or
+    // the row sees no key; D_i from the given O and dO.
+    let row = |b: usize, h: usize, i: usize| {
+        let start = shape.q_index(b, i, h, 0);
+        let (q_i, do_i) = (&q[start..start + d], &d_o[start..start + d]);
+        let lse_i = lse[shape.lse_index(b, h, i)];
+        let delta = dot(do_i, &o[start..start + d]);
+        (q_i, do_i, lse_i, delta)
+    };
+    let p_and_ds =
+        |q_i: &[f64], do_i: &[f64], lse_i: f64, delta: f64, b: usize, hk: usize, j: usize| {
+            let kv = shape.kv_index(b, j, hk, 0);
+            let (k_j, v_j) = (&k[kv..kv + d], &v[kv..kv + d]);
+            let p = (scale * dot(q_i, k_j) - lse_i).exp();
+            let ds = p * (dot(do_i, v_j) - delta);
+            (round(p), round(ds))
+        };
+    let dq = q_rows
+        .par_iter()
+        .map(|r| {
+            let (q_i, do_i, lse_i, delta) = row(r.batch, r.head, r.row);
+            let hk = shape.kv_head(r.head);
+            let mut dq_i = vec![0.0; d];
+            if lse_i != f64::NEG_INFINITY {
+                for j in mask.key_range(r.row, shape.seqlen_q, shape.seqlen_k) {
+                    let (_, ds) = p_and_ds(q_i, do_i, lse_i, delta, r.batch, hk, j);
+                    let kv = shape.kv_index(r.batch, j, hk, 0);
+                    for (acc, kx) in dq_i.iter_mut().zip(&k[kv..kv + d]) {
+                        *acc += ds * kx;
+                    }
+                }
+            }
+            dq_i.into_iter().map(|x| round(scale * x)).collect()
+        })
+        .collect();
+    let (dk, dv): (Vec<Vec<f64>>, Vec<Vec<f64>>) = kv_rows
+        .par_iter()
+        .map(|r| {
+            let (mut dk_j, mut dv_j) = (vec![0.0; d], vec![0.0; d]);
+            let heads = r.kv_head * shape.group_size()..(r.kv_head + 1) * shape.group_size();
+            for h in heads {
+                for i in 0..shape.seqlen_q {
+                    if !mask.allows(i, r.row, shape.seqlen_q, shape.seqlen_k) {
+                        continue;
+                    }
+                    let (q_i, do_i, lse_i, delta) = row(r.batch, h, i);
+                    if lse_i == f64::NEG_INFINITY {
+                        continue;
+                    }
+                    let (p, ds) = p_and_ds(q_i, do_i, lse_i, delta, r.batch, r.kv_head, r.row);
+                    for c in 0..d {
+                        dv_j[c] += p * do_i[c];
+                        dk_j[c] += ds * q_i[c];
+                    }
+                }
+            }
+            (
+                dk_j.into_iter().map(|x| round(scale * x)).collect(),
+                dv_j.into_iter().map(round).collect(),
+            )
+        })
+        .unzip();
+    RowGradients { dq, dk, dv }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +331,59 @@ mod tests {
         assert_eq!(g.dq, vec![0.0, 0.0]);
         assert_eq!(g.dv, vec![1.0]);
         assert!(g.dk.iter().all(|x| x.is_finite()));
+    }
+
+    /// Every row asked for, exactly, is the whole backward's row.
+    #[test]
+    fn rows_equal_the_whole_backward() {
+        let shape = Shape::new(2, 4, 2, 5, 7, 3);
+        let val = |n: usize, f: f64| -> Vec<f64> {
+            (0..n).map(|i| ((i as f64) * f).sin() + 0.3).collect()
+        };
+        let (q, k, v, d_o) = (
+            val(shape.q_len(), 1.3),
+            val(shape.kv_len(), 0.7),
+            val(shape.kv_len(), 2.1),
+            val(shape.o_len(), 0.9),
+        );
+        for mask in [Mask::None, Mask::causal()] {
+            let fwd = attention(&q, &k, &v, &shape, &mask, 0.6);
+            let whole = backward(&q, &k, &v, &fwd.o, &fwd.lse, &d_o, &shape, &mask, 0.6);
+            let q_rows = crate::oracle::all_rows(&shape);
+            let kv_rows: Vec<KvRowId> = (0..2)
+                .flat_map(|batch| {
+                    (0..2).flat_map(move |kv_head| {
+                        (0..7).map(move |row| KvRowId {
+                            batch,
+                            kv_head,
+                            row,
+                        })
+                    })
+                })
+                .collect();
+            let rows = backward_rows(
+                &q,
+                &k,
+                &v,
+                &fwd.o,
+                &fwd.lse,
+                &d_o,
+                &shape,
+                &mask,
+                0.6,
+                Precision::F64,
+                &q_rows,
+                &kv_rows,
+            );
+            for (r, dq) in q_rows.iter().zip(&rows.dq) {
+                let s = shape.q_index(r.batch, r.row, r.head, 0);
+                assert_relative_eq!(dq.as_slice(), &whole.dq[s..s + 3], epsilon = 1e-12);
+            }
+            for (r, (dk, dv)) in kv_rows.iter().zip(rows.dk.iter().zip(&rows.dv)) {
+                let s = shape.kv_index(r.batch, r.row, r.kv_head, 0);
+                assert_relative_eq!(dk.as_slice(), &whole.dk[s..s + 3], epsilon = 1e-12);
+                assert_relative_eq!(dv.as_slice(), &whole.dv[s..s + 3], epsilon = 1e-12);
+            }
+        }
     }
 }

@@ -59,7 +59,7 @@ pub mod softmax;
 pub mod split_kv;
 pub mod tiled;
 
-pub use backward::{Gradients, backward};
+pub use backward::{Gradients, KvRowId, RowGradients, backward, backward_rows};
 pub use dtype::{LowPrecision, Precision};
 pub use error::{Check, ErrorStats, Tolerance, check_fa3, error_stats, fa3_atol, fa3_bound};
 pub use fp8::{Fp8Format, Fp8Tensor};
