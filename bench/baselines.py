@@ -16,11 +16,20 @@ reason). They are not among the default backends of a bf16 or f16 shape: they ru
 shapes whose dtype is e4m3 (or fp8), and on any shape where --backends (or the environment
 variable FLASHLAB_BASELINES_BACKENDS, which `flashlab bench` passes down) names them.
 
-Input: the shapes as a JSON list of {batch, heads, seqlen, head_dim, causal, dtype}
-(--shapes-json FILE, or stdin), or --shape B,H,S,D[,causal][,dtype] for a quick look.
+Backward: a shape whose "pass" is "backward" (or every shape that names no pass, with
+--backward) times the backward alone of each backend: dQ, dK, dV from dO through
+torch.autograd.grad on the forward's output, the forward run once beforehand, untimed. Its
+backends are sdpa-flash, sdpa-cudnn, sdpa-efficient, flash-attn, flash-attn-3 and
+flash-attn-4 (BACKWARD_BACKENDS; the FP8 ones have no backward: named, their rows are
+skipped and say so). Its rows carry "pass": "backward", every other row "pass": "forward".
+
+Input: the shapes as a JSON list of {batch, heads, seqlen, head_dim, causal, dtype[, pass]}
+(--shapes-json FILE, or stdin), or --shape B,H,S,D[,causal][,dtype] for a quick look; pass
+is "forward" (the default) or "backward"; a kv_heads field, if present, must equal heads.
 Output: JSON Lines on stdout (or --out FILE): first one {"kind": "meta", ...} line
 describing the environment, then one row per (shape, backend) with the fields of
-flashlab's bench rows. `flashlab bench --baselines` runs this script and merges the rows.
+flashlab's bench rows, and "pass". `flashlab bench --baselines` runs this script and merges
+the rows.
 
 Conventions shared with flashlab (so rows compare):
   * Q, K, V are [batch, seqlen, heads, head_dim], drawn from normal(0.5, 1), rounded to
@@ -28,7 +37,10 @@ Conventions shared with flashlab (so rows compare):
   * Queries and keys have the same length, so SDPA's top-left causal mask is the same as
     flashlab's bottom-right one.
   * FLOPs: 4 * batch * heads * head_dim * visible pairs, where visible pairs are seqlen^2,
-    or seqlen * (seqlen + 1) / 2 when causal.
+    or seqlen * (seqlen + 1) / 2 when causal. A backward row's: 10 * batch * heads *
+    head_dim * visible pairs, 2.5 times the forward's: five products of 2 * head_dim FLOPs
+    per visible pair (S = Q K^T again, dP = dO V^T, dV = P^T dO, dK = dS^T Q, dQ = dS K)
+    against the forward's two (harness/src/backward: backward_flops).
   * Timing: CUDA events around each call; about 50 ms of warm-up, then enough calls for
     about 300 ms (5 to 200), the median. --timing gated (the default) queues the timed
     calls behind a kernel that waits; --timing ungated times each call on an idle stream,
@@ -37,6 +49,14 @@ Conventions shared with flashlab (so rows compare):
     math on the GPU; a sanity check that passes when max |dO| <= 8 u max(1, max |O|),
     u the dtype's unit roundoff (flashlab's own check is stricter; these kernels are the
     references, not the subject).
+  * Backward: dO drawn as Q, K, V are (normal(0.5, 1), rounded to the dtype) from a seed
+    stream of its own (do_seed), so Q, K, V are the forward's. The check compares dQ, dK
+    and dV, on the sampled rows (query rows of dQ, key rows of dK and dV) of the first and
+    last (batch, head), with float64 autograd of float64 attention of the same inputs,
+    upcast (all of that head's queries and keys, in blocks of query rows); each gradient
+    passes when its max |error| <= 8 u max(1, its max |reference|). The row's max_abs_error
+    and error_bound are those of the gradient nearest its bound (check_passed: all three
+    pass); max_abs_error_dq, _dk, _dv and error_bound_dq, _dk, _dv give each one.
   * FP8 rows: Q, K, V drawn as above (in bf16 for an e4m3 shape), then cast to E4M3 with
     one scale per tensor (code = x * 448 / amax, descale = amax / 448), untimed, as
     flashlab's FP8 stages time their bf16-to-E4M3 step apart. The row keeps its shape's
@@ -86,11 +106,28 @@ FP8_P_SCALE = 256.0
 # Headroom of fp8_error_bound for what it leaves out: second-order terms and fp32 sums.
 FP8_BOUND_SLACK = 1.25
 ROW_FIELDS = [
-    "kind", "name", "stage", "batch", "heads", "seqlen", "head_dim", "causal", "dtype",
+    "kind", "name", "stage", "batch", "heads", "seqlen", "head_dim", "causal", "dtype", "pass",
     "status", "reason", "median_ms", "min_ms", "iterations", "gflop", "tflops",
     "sol_percent", "max_abs_error", "error_bound", "check_passed",
 ]
 CHECK_ROWS = 32
+# A shape's pass: "forward" (the default) times O from Q, K, V; "backward" times dQ, dK, dV
+# from dO.
+PASSES = ("forward", "backward")
+# The default backends of a backward shape: those with a backward (the FP8 ones have none).
+BACKWARD_BACKENDS = ["sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "flash-attn", "flash-attn-3", "flash-attn-4"]
+# The gradients a backward row checks, in the order torch.autograd.grad returns them.
+GRADIENTS = ("dq", "dk", "dv")
+# A backward row's fields beyond ROW_FIELDS: each gradient's max |error| and bound.
+BACKWARD_ROW_FIELDS = [f"max_abs_error_{g}" for g in GRADIENTS] + [f"error_bound_{g}" for g in GRADIENTS]
+# dO's seed is the run's seed plus this (do_seed), so Q, K, V stay the forward's draws.
+DO_SEED_OFFSET = 0xD0
+# The float64 reference backward works on blocks of query rows of about this many
+# (query, key) elements each: 2^25 doubles, 256 MiB a matrix.
+REFERENCE_BLOCK_ELEMENTS = 2**25
+# Exceptions a kernel raises for a shape, dtype or GPU it does not take: the row is
+# skipped, not an error (FlashAttention-4 says "not on this GPU / head dim" with assert).
+UNSUPPORTED_ERRORS = (RuntimeError, NotImplementedError, AssertionError)
 # The timing gate holds the stream this long per timed call (harness/src/timing.rs:
 # GATE_US_PER_LAUNCH): far more than Python needs to queue one.
 GATE_US_PER_CALL = 200
@@ -113,8 +150,15 @@ def visible_pairs(seqlen, causal):
     return seqlen * (seqlen + 1) // 2 if causal else seqlen * seqlen
 
 
+def is_backward(shape):
+    return shape.get("pass", "forward") == "backward"
+
+
 def flops(shape):
-    return 4.0 * shape["batch"] * shape["heads"] * shape["head_dim"] * visible_pairs(
+    """4 * batch * heads * head_dim * visible pairs for the forward; 10 * ... (2.5 times
+    that) for the backward: five products of 2 * head_dim FLOPs per pair against two."""
+    per_pair = 10.0 if is_backward(shape) else 4.0
+    return per_pair * shape["batch"] * shape["heads"] * shape["head_dim"] * visible_pairs(
         shape["seqlen"], shape["causal"]
     )
 
@@ -144,8 +188,9 @@ def check_rows(seqlen, count=CHECK_ROWS):
     return sorted({round(i * step) for i in range(count)})
 
 
-def normalize_shape(raw):
-    """Validates one shape dict; returns it with every field present and typed."""
+def normalize_shape(raw, default_pass="forward"):
+    """Validates one shape dict; returns it with every field present and typed. `pass` is
+    the shape's own, else default_pass (--backward makes it "backward")."""
     try:
         shape = {
             "batch": int(raw["batch"]),
@@ -154,14 +199,22 @@ def normalize_shape(raw):
             "head_dim": int(raw["head_dim"]),
             "causal": bool(raw.get("causal", False)),
             "dtype": str(raw.get("dtype", "bf16")).lower(),
+            "pass": str(raw.get("pass", default_pass)).lower(),
         }
+        kv_heads = int(raw.get("kv_heads", shape["heads"]))
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"shape {raw!r} needs integer batch, heads, seqlen, head_dim: {e}")
     for key in ("batch", "heads", "seqlen", "head_dim"):
         if shape[key] < 1:
             raise ValueError(f"shape {raw!r}: {key} must be at least 1")
+    if kv_heads != shape["heads"]:
+        raise ValueError(f"shape {raw!r}: kv_heads must equal heads (these baselines time MHA only, no GQA)")
     if shape["dtype"] not in UNIT_ROUNDOFF and shape["dtype"] not in FP8_DTYPES:
         raise ValueError(f"shape {raw!r}: dtype must be bf16, f16, e4m3 or fp8")
+    if shape["pass"] not in PASSES:
+        raise ValueError(f"shape {raw!r}: pass must be {' or '.join(PASSES)}")
+    if is_backward(shape) and is_fp8(shape):
+        raise ValueError(f"shape {raw!r}: the backward takes bf16 or f16 (no FP8 backend has a backward)")
     return shape
 
 
@@ -174,8 +227,8 @@ def draw_dtype(shape):
     return "bf16" if is_fp8(shape) else shape["dtype"]
 
 
-def parse_shape_arg(text):
-    """`B,H,S,D[,causal][,dtype]` -> shape dict."""
+def parse_shape_arg(text, default_pass="forward"):
+    """`B,H,S,D[,causal][,dtype]` -> shape dict, its pass default_pass."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) not in (4, 5, 6):
         raise ValueError(f"--shape {text!r}: expected B,H,S,D[,causal][,dtype]")
@@ -187,7 +240,9 @@ def parse_shape_arg(text):
     if len(rest) > 1:
         raise ValueError(f"--shape {text!r}: expected B,H,S,D[,causal][,dtype]")
     causal = bool(rest) and rest[0] in ("causal", "1", "true", "yes", "on")
-    return normalize_shape({"batch": b, "heads": h, "seqlen": s, "head_dim": d, "causal": causal, "dtype": dtype})
+    return normalize_shape(
+        {"batch": b, "heads": h, "seqlen": s, "head_dim": d, "causal": causal, "dtype": dtype}, default_pass
+    )
 
 
 def parse_backends(text):
@@ -203,11 +258,20 @@ def parse_backends(text):
     return names
 
 
+def default_backends(shape):
+    """A shape's default backends: BACKWARD_BACKENDS for a backward shape, FP8_BACKENDS
+    for an FP8 one, else ALL_BACKENDS."""
+    if is_backward(shape):
+        return BACKWARD_BACKENDS
+    return FP8_BACKENDS if is_fp8(shape) else ALL_BACKENDS
+
+
 def backends_for(shape, chosen):
     """The backends a shape's rows are: `chosen` (parse_backends), `default` standing for
-    the shape's default set; None is the default set alone: ALL_BACKENDS, or FP8_BACKENDS
-    for an FP8 shape. A name is run once."""
-    default = FP8_BACKENDS if is_fp8(shape) else ALL_BACKENDS
+    the shape's default set; None is the default set alone (default_backends). A name is
+    run once. A named backend the shape does not take (an FP8 one on a backward shape) is
+    kept: its row is skipped and says why."""
+    default = default_backends(shape)
     names = []
     for name in default if chosen is None else chosen:
         for n in default if name == DEFAULT_TOKEN else [name]:
@@ -275,10 +339,51 @@ def cudnn_lib_dir(maps):
 
 
 def empty_row(name, shape):
-    row = {f: None for f in ROW_FIELDS}
+    """A skipped row of `name` on `shape`: ROW_FIELDS (and BACKWARD_ROW_FIELDS for a
+    backward shape), the shape's fields, its FLOPs."""
+    row = {f: None for f in ROW_FIELDS + (BACKWARD_ROW_FIELDS if is_backward(shape) else [])}
     row.update(shape)
     row.update(kind="baseline", name=name, status="skipped", gflop=flops(shape) / 1e9)
     return row
+
+
+def do_seed(seed):
+    """The seed of dO's draws: its own stream, so Q, K, V are the forward's draws."""
+    return (seed + DO_SEED_OFFSET) % 2**64
+
+
+def sanity_bound(dtype, biggest):
+    """The sanity bound of a bf16 or f16 row: 8 u max(1, max |reference|)."""
+    return BOUND_ULPS * UNIT_ROUNDOFF[dtype] * max(1.0, biggest)
+
+
+def reference_block_rows(seqlen, elements=REFERENCE_BLOCK_ELEMENTS):
+    """Query rows per block of the float64 reference backward: blocks of about `elements`
+    (query, key) pairs, at least one row."""
+    return max(1, min(seqlen, elements // seqlen))
+
+
+def gradient_verdict(errors, bounds):
+    """A backward row's check fields from each gradient's max |error| and bound (dicts
+    keyed by GRADIENTS): the per-gradient fields, and max_abs_error and error_bound of
+    the gradient nearest its bound (or furthest past it), check_passed when all three
+    pass, status, and a reason naming those that fail. A NaN or infinite error fails, and
+    is written as null (JSON has no NaN or infinity: serde_json would reject the row)."""
+    finite = {g: errors[g] if math.isfinite(errors[g]) else None for g in GRADIENTS}
+    fields = {f"max_abs_error_{g}": finite[g] for g in GRADIENTS}
+    fields.update({f"error_bound_{g}": bounds[g] for g in GRADIENTS})
+    worst = max(GRADIENTS, key=lambda g: errors[g] / bounds[g] if finite[g] is not None else math.inf)
+    failed = [g for g in GRADIENTS if not errors[g] <= bounds[g]]
+    fields.update(max_abs_error=finite[worst], error_bound=bounds[worst], check_passed=not failed)
+    fields["status"] = "check-failed" if failed else "ok"
+
+    def why(g):
+        if finite[g] is None:
+            return f"d{g[1].upper()}: {errors[g]} in the checked rows"
+        return f"d{g[1].upper()}: max |error| {errors[g]:.3e} over the sanity bound {bounds[g]:.3e}"
+
+    fields["reason"] = "; ".join(why(g) for g in failed) or None
+    return fields
 
 
 def first_line(text, limit=300):
@@ -368,6 +473,35 @@ def time_calls(torch, a, fn, before=None):
     torch.cuda.synchronize()
     samples = [s.elapsed_time(e) for s, e in pairs]
     return median(samples), min(samples), n
+
+
+def reference_gradients(torch, q, k, v, do, causal, block_rows=None):
+    """dQ, dK, dV ([S, D] float64) of one (batch, head): float64 autograd of float64
+    attention, softmax(Q K^T / sqrt(D), causal mask) V, of q, k, v ([S, D], upcast) under
+    the cotangent do, a block of query rows at a time (block_rows, else
+    reference_block_rows): each block's rows of dQ, and its share of dK and dV (the keys
+    its rows see), added up. torch is passed in (the module needs no torch to import)."""
+    n, d = q.shape
+    scale = 1.0 / math.sqrt(d)
+    q, k, v, do = (x.detach().double() for x in (q, k, v, do))
+    dq, dk, dv = torch.empty_like(q), torch.zeros_like(k), torch.zeros_like(v)
+    step = block_rows or reference_block_rows(n)
+    with torch.enable_grad():
+        for r0 in range(0, n, step):
+            r1 = min(n, r0 + step)
+            seen = r1 if causal else n  # keys after the block's last row see none of it
+            qb, kb, vb = (x.detach().requires_grad_() for x in (q[r0:r1], k[:seen], v[:seen]))
+            s = (qb @ kb.T) * scale
+            if causal:
+                rows = torch.arange(r0, r1, device=q.device)
+                keys = torch.arange(seen, device=q.device)
+                s = s.masked_fill(keys[None, :] > rows[:, None], -math.inf)
+            o = torch.softmax(s, dim=-1) @ vb
+            gq, gk, gv = torch.autograd.grad(o, (qb, kb, vb), do[r0:r1])
+            dq[r0:r1] = gq
+            dk[:seen] += gk
+            dv[:seen] += gv
+    return dq, dk, dv
 
 
 # The cudnn-fp8 graph's tensor uids: the numbering of the frontend's own FP8 test
@@ -505,17 +639,26 @@ class Runner:
         }
 
     def inputs(self, shape, seed):
+        """Q, K, V ([B, S, H, D], normal(0.5, 1) rounded to the draw dtype), and for a
+        backward shape dO too, drawn alike from a stream of its own (do_seed)."""
         torch = self.torch
         dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[draw_dtype(shape)]
-        gen = torch.Generator(device=self.device)
-        gen.manual_seed(seed)
         size = (shape["batch"], shape["seqlen"], shape["heads"], shape["head_dim"])
 
-        def draw():
+        def generator(s):
+            gen = torch.Generator(device=self.device)
+            gen.manual_seed(s)
+            return gen
+
+        def draw(gen):
             x = torch.randn(size, generator=gen, device=self.device, dtype=torch.float32)
             return (x + 0.5).to(dtype)
 
-        return draw(), draw(), draw()
+        gen = generator(seed)
+        q, k, v = draw(gen), draw(gen), draw(gen)
+        if not is_backward(shape):
+            return q, k, v
+        return q, k, v, draw(generator(do_seed(seed)))
 
     def kernel(self, name, shape, q, k, v):
         """A zero-argument callable returning O as [B, S, H, D] (an Fp8Call for the FP8
@@ -751,10 +894,34 @@ class Runner:
             got = o[b, rows, h, :].double()
             worst = max(worst, (got - ref).abs().max().item())
             biggest = max(biggest, ref.abs().max().item())
-        bound = BOUND_ULPS * UNIT_ROUNDOFF[shape["dtype"]] * max(1.0, biggest)
-        return worst, bound
+        return worst, sanity_bound(shape["dtype"], biggest)
 
-    def run(self, name, shape, q, k, v):
+    def check_backward(self, shape, q, k, v, do, grads):
+        """A backward row's check: dQ, dK, dV as the kernel wrote them ([B, S, H, D]), on
+        the sampled rows (check_rows: query rows of dQ, key rows of dK and dV) of the first
+        and last (batch, head), against reference_gradients of that head's q, k, v and do;
+        returns each gradient's max |error| and its sanity bound (dicts keyed by GRADIENTS)."""
+        torch = self.torch
+        rows = torch.tensor(check_rows(shape["seqlen"]), device=self.device)
+        errors = {g: 0.0 for g in GRADIENTS}
+        biggest = dict(errors)
+        pairs = {(0, 0), (shape["batch"] - 1, shape["heads"] - 1)}
+        for b, h in sorted(pairs):
+            ref = reference_gradients(torch, *(x[b, :, h, :] for x in (q, k, v, do)), shape["causal"])
+            for g, want, got in zip(GRADIENTS, ref, grads):
+                want = want[rows]
+                diff = (got[b, rows, h, :].double() - want).abs().max().item()
+                # A NaN is kept (max() would drop it): gradient_verdict fails it.
+                errors[g] = diff if math.isnan(diff) or math.isnan(errors[g]) else max(errors[g], diff)
+                biggest[g] = max(biggest[g], want.abs().max().item())
+            del ref
+        return errors, {g: sanity_bound(shape["dtype"], biggest[g]) for g in GRADIENTS}
+
+    def run(self, name, shape, q, k, v, do=None):
+        """The row of backend `name` on `shape`: its forward on q, k, v, or with a backward
+        shape its backward (run_backward) under the cotangent do."""
+        if is_backward(shape):
+            return self.run_backward(name, shape, q, k, v, do)
         torch = self.torch
         row = empty_row(name, shape)
         try:
@@ -773,9 +940,7 @@ class Runner:
             except Exception as e:  # no kernel for this shape, or this GPU
                 why = "; ".join(first_line(w.message) for w in caught[:3])
                 row["reason"] = first_line(e) + (f" ({why})" if why else "")
-                # FlashAttention-4 says "not on this GPU / head dim" with assert.
-                unsupported = (RuntimeError, NotImplementedError, AssertionError)
-                row["status"] = "skipped" if isinstance(e, unsupported) else "error"
+                row["status"] = "skipped" if isinstance(e, UNSUPPORTED_ERRORS) else "error"
                 return row
         check = getattr(fn, "check", None) or (lambda out: self.check(shape, q, k, v, out))
         try:
@@ -801,13 +966,74 @@ class Runner:
             row["reason"] = fn.note
         return row
 
+    def run_backward(self, name, shape, q, k, v, do):
+        """A backward row: the backend's forward once (untimed) on leaves that share q's, k's
+        and v's memory and require grad, then torch.autograd.grad(O, (Q, K, V), dO,
+        retain_graph=True), checked (check_backward) and timed alone."""
+        torch = self.torch
+        row = empty_row(name, shape)
+        if name in FP8_BACKENDS:
+            row["reason"] = f"an FP8 forward, with no backward (a backward shape's backends: {', '.join(BACKWARD_BACKENDS)})"
+            return row
+        leaves = tuple(x.detach().requires_grad_() for x in (q, k, v))
+        try:
+            forward = self.kernel(name, shape, *leaves)
+        except Exception as e:  # building the call failed: a bug, or a library's surprise
+            row.update(status="error", reason=f"preparing the call: {type(e).__name__}: {first_line(e)}")
+            return row
+        if isinstance(forward, str):
+            row["reason"] = forward
+            return row
+
+        def attempt(what, fn):
+            """fn(), or None with the row's status and reason saying what raised, as run's."""
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    with torch.enable_grad():
+                        value = fn()
+                    torch.cuda.synchronize()
+                    return value
+                except Exception as e:  # no kernel for this shape, or this GPU
+                    why = "; ".join(first_line(w.message) for w in caught[:3])
+                    row["reason"] = f"{what}: {first_line(e)}" + (f" ({why})" if why else "")
+                    row["status"] = "skipped" if isinstance(e, UNSUPPORTED_ERRORS) else "error"
+                    return None
+
+        out = attempt("the forward", forward)
+        if out is None:
+            return row
+        if out.grad_fn is None:
+            row["reason"] = "its forward's output has no autograd graph: no backward to time"
+            return row
+
+        def backward():
+            return torch.autograd.grad(out, leaves, do, retain_graph=True)
+
+        grads = attempt("the backward", backward)
+        if grads is None:
+            return row
+        try:
+            errors, bounds = self.check_backward(shape, q, k, v, do, grads)
+            del grads
+            med, low, n = self.time(backward)
+        except torch.cuda.OutOfMemoryError as e:
+            row.update(status="error", reason=f"out of memory: {first_line(e)}")
+            return row
+        row.update(median_ms=med, min_ms=low, iterations=n, tflops=tflops(shape, med))
+        row.update(gradient_verdict(errors, bounds))
+        return row
+
 
 # ----------------------------------------------------------------------------- main
 
 
 def read_shapes(args):
+    """The shapes of --shape, else of the JSON; with --backward, those that name no pass
+    are backward shapes."""
+    default_pass = "backward" if getattr(args, "backward", False) else "forward"
     if args.shape:
-        return [parse_shape_arg(s) for s in args.shape]
+        return [parse_shape_arg(s, default_pass) for s in args.shape]
     if args.shapes_json and args.shapes_json != "-":
         with open(args.shapes_json) as f:
             raw = json.load(f)
@@ -817,7 +1043,7 @@ def read_shapes(args):
         raw = raw["shapes"]
     if not isinstance(raw, list):
         raise ValueError("the shapes JSON must be a list of shape objects")
-    return [normalize_shape(s) for s in raw]
+    return [normalize_shape(s, default_pass) for s in raw]
 
 
 def parse_args(argv):
@@ -831,8 +1057,14 @@ def parse_args(argv):
         "--backends",
         default=env_backends,
         help=f"comma list of {', '.join(KNOWN_BACKENDS)}, and {DEFAULT_TOKEN} (the shape's default: "
-        f"{', '.join(ALL_BACKENDS)}; on an e4m3 shape {', '.join(FP8_BACKENDS)}); "
+        f"{', '.join(ALL_BACKENDS)}; on an e4m3 shape {', '.join(FP8_BACKENDS)}; on a backward shape "
+        f"{', '.join(BACKWARD_BACKENDS)}); "
         f"default: ${BACKENDS_ENV}, else {DEFAULT_TOKEN}",
+    )
+    p.add_argument(
+        "--backward",
+        action="store_true",
+        help='time the backward (dQ, dK, dV from dO) of the --shape shapes and of the JSON shapes that name no "pass"',
     )
     p.add_argument("--out", metavar="FILE", help="write the JSON Lines here instead of stdout")
     p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
@@ -886,16 +1118,17 @@ def main(argv=None):
 
 def write_rows(args, runner, shapes, meta, backends_for_shape=None):
     """Writes `meta`, then a row per (shape, backend) to --out or stdout, each shape's
-    inputs drawn once for all backends; the backends of a shape are
+    inputs drawn once for all backends (runner.inputs: Q, K, V, and dO for a backward
+    shape, handed to runner.run in that order); the backends of a shape are
     backends_for_shape(shape), or args.backends (decode_baselines.py writes its rows
     through this too)."""
     out = open(args.out, "w") if args.out else sys.stdout
     emit(out, meta)
     for shape in shapes:
-        q, k, v = runner.inputs(shape, args.seed)
+        tensors = runner.inputs(shape, args.seed)
         for name in backends_for_shape(shape) if backends_for_shape else args.backends:
-            emit(out, runner.run(name, shape, q, k, v))
-        del q, k, v
+            emit(out, runner.run(name, shape, *tensors))
+        del tensors
         runner.torch.cuda.empty_cache()
     if out is not sys.stdout:
         out.close()
@@ -960,6 +1193,7 @@ def self_test():
     missing = ImportError("No module named 'flash_attn'")
     assert fa2_entry_point(missing) is missing
     self_test_fp8()
+    self_test_backward()
     print("baselines.py self-test: ok")
 
 
@@ -1062,6 +1296,98 @@ def self_test_fp8():
     # The graph's uids are distinct and name every buffer cudnn_fp8 hands over.
     assert len(set(CUDNN_FP8_UID.values())) == len(CUDNN_FP8_UID)
     assert set(CUDNN_FP8_SCALARS) < set(CUDNN_FP8_UID)
+    return 0
+
+
+def self_test_backward():
+    """The backward rows' torch-free parts."""
+    import tempfile
+
+    # A shape's pass: forward unless it says backward; --shape's shapes take --backward's.
+    fwd = parse_shape_arg("1,16,4096,128,causal")
+    bwd = parse_shape_arg("1,16,4096,128,causal", "backward")
+    assert fwd["pass"] == "forward" and not is_backward(fwd)
+    assert bwd == {**fwd, "pass": "backward"} and is_backward(bwd)
+    raw = {"batch": 1, "heads": 16, "seqlen": 4096, "head_dim": 128, "causal": True, "dtype": "bf16"}
+    assert normalize_shape(raw) == fwd and normalize_shape({**raw, "pass": "backward"}) == bwd
+    assert normalize_shape({**raw, "pass": "Backward"}) == bwd
+    # A shape's own pass wins over the default (--backward).
+    assert normalize_shape({**raw, "pass": "forward"}, "backward") == fwd
+    assert normalize_shape(raw, "backward") == bwd
+    # kv_heads: accepted when it equals heads (MHA), refused otherwise.
+    assert normalize_shape({**raw, "kv_heads": 16, "pass": "backward"}) == bwd
+    refusals = [
+        ({**raw, "pass": "sideways"}, "pass must be forward or backward"),
+        ({**raw, "kv_heads": 4}, "kv_heads must equal heads"),
+        ({**raw, "dtype": "e4m3", "pass": "backward"}, "the backward takes bf16 or f16"),
+    ]
+    for bad, said in refusals:
+        try:
+            normalize_shape(bad)
+        except ValueError as e:
+            assert said in str(e), e
+        else:
+            raise AssertionError(f"{bad} was accepted")
+    # The e4m3 forward is still a shape, and --backward leaves a JSON e4m3 shape that says
+    # "pass": "forward" alone.
+    assert normalize_shape({**raw, "dtype": "e4m3", "pass": "forward"}, "backward")["pass"] == "forward"
+    # FLOPs: 10 * batch * heads * head_dim * visible pairs, 2.5 times the forward's.
+    assert flops(bwd) == 10.0 * 16 * 128 * 4096 * 4097 / 2 and flops(bwd) == 2.5 * flops(fwd)
+    square = parse_shape_arg("2,8,1024,64", "backward")
+    assert flops(square) == 10.0 * 2 * 8 * 64 * 1024 * 1024
+    assert abs(tflops(bwd, 1.0) - 2.5 * tflops(fwd, 1.0)) < 1e-9
+    # --backward, with --shape and with JSON shapes (those naming a pass keep it).
+    args = parse_args(["--backward", "--shape", "1,16,4096,128,causal"])
+    assert args.backward and read_shapes(args) == [bwd]
+    assert not parse_args([]).backward and read_shapes(parse_args(["--shape", "1,16,4096,128,causal"])) == [fwd]
+    listed = [raw, {**raw, "pass": "backward"}, {**raw, "pass": "forward"}]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "shapes.json")
+        with open(path, "w") as f:
+            json.dump(listed, f)
+        assert read_shapes(parse_args(["--shapes-json", path])) == [fwd, bwd, fwd]
+        assert read_shapes(parse_args(["--backward", "--shapes-json", path])) == [bwd, bwd, fwd]
+    # Backends: a backward shape's default set; FP8 ones named stay, for a skipped row.
+    assert backends_for(bwd, None) == BACKWARD_BACKENDS and not set(BACKWARD_BACKENDS) & set(FP8_BACKENDS)
+    assert set(BACKWARD_BACKENDS) <= set(KNOWN_BACKENDS) and "flash-attn-4" in BACKWARD_BACKENDS
+    assert backends_for(bwd, ["default", "cudnn-fp8", "sdpa-fp8"]) == BACKWARD_BACKENDS + FP8_BACKENDS
+    assert backends_for(bwd, ["sdpa-cudnn", "default"]) == ["sdpa-cudnn"] + [
+        b for b in BACKWARD_BACKENDS if b != "sdpa-cudnn"
+    ]
+    assert backends_for(fwd, None) == ALL_BACKENDS
+    # Rows: pass on every row; the per-gradient fields on backward rows only.
+    row = empty_row("sdpa-flash", bwd)
+    assert row["pass"] == "backward" and row["gflop"] == flops(bwd) / 1e9
+    assert set(row) == set(ROW_FIELDS) | set(BACKWARD_ROW_FIELDS) | set(bwd), sorted(row)
+    assert all(row[f] is None for f in BACKWARD_ROW_FIELDS)
+    row = empty_row("sdpa-flash", fwd)
+    assert row["pass"] == "forward" and set(row) == set(ROW_FIELDS) | set(fwd) and "pass" in ROW_FIELDS
+    # dO's seed stream is not Q, K, V's.
+    assert do_seed(0x5EEDF1A5) != 0x5EEDF1A5 and 0 <= do_seed(2**64 - 1) < 2**64
+    # The sanity bound: 8 u max(1, max |ref|).
+    assert sanity_bound("bf16", 0.5) == 8 * 2.0**-8 and sanity_bound("f16", 4.0) == 32 * 2.0**-11
+    # The reference's blocks: about 2^25 pairs each, whole rows, at least one.
+    assert reference_block_rows(16384) == 2048 and reference_block_rows(4096) == 4096
+    assert reference_block_rows(2**26) == 1 and reference_block_rows(3) == 3
+    # The verdict: the gradient nearest its bound speaks for the row; all three must pass.
+    bounds = {"dq": 0.04, "dk": 0.1, "dv": 0.2}
+    ok = gradient_verdict({"dq": 0.01, "dk": 0.05, "dv": 0.02}, bounds)
+    assert ok["status"] == "ok" and ok["check_passed"] and ok["reason"] is None
+    assert ok["max_abs_error"] == 0.05 and ok["error_bound"] == 0.1 and ok["max_abs_error_dv"] == 0.02
+    assert set(ok) >= set(BACKWARD_ROW_FIELDS) and ok["error_bound_dq"] == 0.04
+    bad = gradient_verdict({"dq": 0.01, "dk": 0.5, "dv": float("nan")}, bounds)
+    assert bad["status"] == "check-failed" and bad["check_passed"] is False
+    # A NaN gradient speaks for the row, as null: JSON has no NaN (json.dumps would write one).
+    assert bad["max_abs_error"] is None and bad["error_bound"] == 0.2 and bad["max_abs_error_dv"] is None
+    assert "dK: max |error| 5.000e-01" in bad["reason"] and "dV: nan" in bad["reason"] and "dQ" not in bad["reason"], bad
+    json.loads(json.dumps(bad, allow_nan=False))
+    over = gradient_verdict({"dq": 0.01, "dk": 0.5, "dv": 0.02}, bounds)
+    assert over["max_abs_error"] == 0.5 and over["error_bound"] == 0.1 and over["max_abs_error"] > over["error_bound"]
+    assert over["reason"] == "dK: max |error| 5.000e-01 over the sanity bound 1.000e-01", over["reason"]
+    assert gradient_verdict({"dq": math.inf, "dk": 0.0, "dv": 0.0}, bounds)["max_abs_error_dq"] is None
+    # A passing verdict's error is within its bound, as check_passed says (Rust reads both).
+    edge = gradient_verdict({"dq": 0.04, "dk": 0.0, "dv": 0.0}, bounds)
+    assert edge["check_passed"] and edge["max_abs_error"] <= edge["error_bound"]
     return 0
 
 

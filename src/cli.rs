@@ -176,6 +176,11 @@ pub struct BenchArgs {
     /// decode-table.md; with --plots decode-bandwidth.svg and decode-splits.svg).
     #[arg(long)]
     pub decode: bool,
+    /// Bench the backward stages instead: dQ, dK and dV from dO, each row's forward run
+    /// first by the stage it builds on and not timed; TFLOPS with the backward's count (2.5x
+    /// the forward's), and with --baselines the baselines' backward on the same shapes.
+    #[arg(long, conflicts_with = "decode")]
+    pub backward: bool,
     /// --decode: batch sizes.
     #[arg(
         long,
@@ -243,6 +248,11 @@ impl BenchArgs {
             max_workspace_gib: self.max_workspace_gib,
             dry_run: self.dry_run,
             timing: self.timing.timing,
+            pass: if self.backward {
+                bench::Pass::Backward
+            } else {
+                bench::Pass::Forward
+            },
         }
     }
 
@@ -305,11 +315,17 @@ pub struct StageArgs {
     /// Write the run's tensors here as .npy, with a README.md on what each holds and how to
     /// replay the run in numpy: q, k, v, o (float32, BSHD) and lse (float32, [batch, heads,
     /// seqlen_q]); for a decode stage, k and v are the cache as the kernel saw it, with the
-    /// lengths (seqlens_k) and a paged cache's block table beside them.
+    /// lengths (seqlens_k) and a paged cache's block table beside them; for a backward
+    /// stage, also d_o and the gradients dq, dk, dv.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
     #[command(flatten)]
     pub decode: DecodeArgs,
+    /// Backward stages: add dQ's shares in a fixed order (key block by key block), so the
+    /// same inputs give the same bits on every run; by default they land in whatever order
+    /// the blocks reach them.
+    #[arg(long)]
+    pub deterministic: bool,
 }
 
 /// What a decode stage (`flashlab list` marks them) takes besides the shape: there the

@@ -3,10 +3,11 @@
 use crate::cli::{Cli, Command, StageArgs, TimelineArgs};
 use crate::stages::{STAGES, find};
 use anyhow::{Context, Result};
+use harness::backward::run::{BackwardOptions, BackwardRun};
 use harness::decode::run::{DecodeOptions, DecodeRun};
 use harness::run::{PrefillRun, RunOptions};
 use harness::timing::TimingProtocol;
-use harness::{DecodeStage, Gpu, KernelResources, PrefillStage, Workload};
+use harness::{BackwardStage, DecodeStage, Gpu, KernelResources, PrefillStage, Workload};
 use serde::Serialize;
 
 pub fn run(cli: Cli) -> Result<i32> {
@@ -125,6 +126,17 @@ fn list(json: bool) -> Result<i32> {
             decode.join(", ")
         );
     }
+    let backward: Vec<String> = rows
+        .iter()
+        .filter(|r| r.workload == "backward")
+        .map(|r| r.number.to_string())
+        .collect();
+    if !backward.is_empty() {
+        println!(
+            "backward stages (dQ, dK and dV from dO, after the forward of the stage they build on: `flashlab stage N`, `--deterministic`, `flashlab bench --backward`): stage {}",
+            backward.join(", ")
+        );
+    }
     if rows.iter().any(|r| !r.compiled) {
         println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
     }
@@ -157,10 +169,84 @@ fn naming_runnable(e: harness::Error, gpu: &Gpu) -> anyhow::Error {
 }
 
 fn stage(args: StageArgs) -> Result<i32> {
+    let stage = find(args.number).map_err(anyhow::Error::msg)?;
+    if args.deterministic && !matches!(stage.workload(), Workload::Backward(_)) {
+        anyhow::bail!(
+            "--deterministic is for the backward stages (dQ's additions in a fixed order); stage {} is a {} stage",
+            stage.info().label(),
+            stage.workload().name()
+        );
+    }
     match find(args.number).map_err(anyhow::Error::msg)?.workload() {
         Workload::Prefill(stage) => prefill_stage(stage, args),
         Workload::Decode(stage) => decode_stage(stage, args),
+        Workload::Backward(stage) => backward_stage(stage, args),
     }
+}
+
+/// `flashlab stage N` for a backward stage: the forward stage it builds on writes O and the
+/// LSE, then the backward's dQ, dK and dV are checked against the f64 backward and timed.
+fn backward_stage(stage: &dyn BackwardStage, args: StageArgs) -> Result<i32> {
+    if args.decode.given() {
+        anyhow::bail!(
+            "--cache-lens, --page-size and --splits are for the decode stages; stage {} is a backward stage",
+            stage.info().label()
+        );
+    }
+    let problem = args.shape.problem();
+    let run = BackwardRun::new(stage, &problem)?;
+    let gpu = Gpu::open()?;
+    let opts = BackwardOptions {
+        seed: args.seed,
+        check: !args.no_check,
+        timing: (!args.no_time).then_some(args.timing.timing),
+        deterministic: args.deterministic,
+    };
+    let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
+    if let Some(dir) = &args.save {
+        crate::save::save_backward(dir, &report, &outputs)?;
+    }
+    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(if failed { 1 } else { 0 });
+    }
+    print_run_header(stage.info(), &gpu, &problem, report.seed);
+    println!(
+        "forward  stage {} wrote O and the LSE (not timed); dQ's additions {}",
+        report.forward_stage,
+        if report.deterministic {
+            "in a fixed order (--deterministic)"
+        } else {
+            "in any order (atomics; --deterministic fixes it)"
+        }
+    );
+    if let Some(c) = &report.check {
+        println!("check    {}", if c.passed { "PASS" } else { "FAIL" });
+        for g in &c.gradients {
+            println!(
+                "  {}     max|err| {:.3e} (bound {:.3e}, {:.3e} for the same math in the dtype), rel fro {:.2e}, {} of {} rows",
+                g.name, g.max_abs, g.bound, g.lowp_max_abs, g.rel_fro, g.rows_checked, g.rows_total
+            );
+        }
+        if c.nan_elements > 0 {
+            println!("  {} NaN/unwritten gradient elements", c.nan_elements);
+        }
+    }
+    if let (Some(t), Some(tf)) = (&report.timing, report.tflops) {
+        print_time(t, "");
+        println!(
+            "speed    {tf:.1} TFLOPS  ({:.3} GFLOP: the backward's five products, 2.5x the forward's count; causal counts only visible pairs)",
+            harness::backward::backward_flops(&problem) / 1e9
+        );
+    }
+    if let Some(dir) = &args.save {
+        println!(
+            "saved    q, k, v, o, lse, d_o, dq, dk, dv .npy in {}",
+            dir.display()
+        );
+    }
+    Ok(if failed { 1 } else { 0 })
 }
 
 /// `flashlab stage N` for a prefill stage: a [`harness::Problem`], checked against the

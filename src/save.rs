@@ -2,6 +2,7 @@
 //! holds and how to replay the run in numpy, for inspecting a failure there.
 
 use anyhow::{Context as _, Result};
+use harness::backward::run::{BackwardOutputs, BackwardReport};
 use harness::decode::run::{DecodeOutputs, DecodeReport};
 use harness::run::{Outputs, RunReport};
 use harness::{DType, KvLayout};
@@ -48,6 +49,56 @@ pub fn save_prefill(dir: &Path, report: &RunReport, out: &Outputs) -> Result<()>
         report.slug,
         report.seed,
         group = p.shape.heads / p.shape.kv_heads,
+        scale = p.softmax_scale(),
+        causal = if p.causal {
+            ", and query i sees key j when `j <= i + seqlen_k - seqlen_q` (causal, bottom-right)"
+        } else {
+            ""
+        },
+    );
+    write_text(&dir.join("README.md"), &readme)
+}
+
+/// Writes a backward run's tensors into `dir`: q, k, v, the forward's o and lse, d_o, and
+/// the gradients dq (Q's layout), dk and dv (K's), all float32, and the README.
+pub fn save_backward(dir: &Path, report: &BackwardReport, out: &BackwardOutputs) -> Result<()> {
+    let p = &report.problem;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let s = &p.shape;
+    let q_shape = [s.batch, s.seqlen_q, s.heads, s.head_dim];
+    let kv_shape = [s.batch, s.seqlen_k, s.kv_heads, s.head_dim];
+    let widen = |bits: &[u16]| widen(p.dtype, bits);
+    for (name, shape, bits) in [
+        ("q", q_shape, &out.inputs.q),
+        ("k", kv_shape, &out.inputs.k),
+        ("v", kv_shape, &out.inputs.v),
+        ("o", q_shape, &out.o),
+        ("d_o", q_shape, &out.d_o),
+        ("dq", q_shape, &out.dq),
+        ("dk", kv_shape, &out.dk),
+        ("dv", kv_shape, &out.dv),
+    ] {
+        write(&dir.join(format!("{name}.npy")), &shape, &widen(bits))?;
+    }
+    write(
+        &dir.join("lse.npy"),
+        &[s.batch, s.heads, s.seqlen_q],
+        &out.lse,
+    )?;
+    let readme = format!(
+        "# flashlab stage {} ({}), backward\n\n\
+         {p}, seed {}; O and the LSE from stage {}'s forward.\n\n\
+         Every array is float32 (bf16 and f16 widen to it exactly):\n\n\
+         - `q.npy`, `o.npy`, `d_o.npy`, `dq.npy`: `[batch, seqlen_q, heads, head_dim]` = {q_shape:?}\n\
+         - `k.npy`, `v.npy`, `dk.npy`, `dv.npy`: `[batch, seqlen_k, kv_heads, head_dim]` = {kv_shape:?}\n\
+         - `lse.npy`: `[batch, heads, seqlen_q]`, natural log\n\n\
+         The gradients are those of the loss `sum(O * dO)`. Query head h reads K/V head `h // {group}`, \
+         so dk and dv sum over the {group} query heads of each group; the softmax scale is {scale:?}{causal}.\n",
+        report.stage,
+        report.slug,
+        report.seed,
+        report.forward_stage,
+        group = s.heads / s.kv_heads,
         scale = p.softmax_scale(),
         causal = if p.causal {
             ", and query i sees key j when `j <= i + seqlen_k - seqlen_q` (causal, bottom-right)"

@@ -28,6 +28,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage19_lazy_rescale::STAGE,
     &stage20_fp8::STAGE,
     &stage21_incoherent::STAGE,
+    &stage22_backward::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

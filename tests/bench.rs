@@ -25,6 +25,7 @@ harness::test_main!(Needs::Cpu => [
     bad_sweeps_are_refused_before_any_gpu_work,
     stage_one_is_skipped_past_4096_and_says_how_much_memory,
     the_plan_is_printed_without_a_gpu,
+    the_backward_plan_takes_the_backward_stages,
     json_round_trips_exactly,
     a_row_keeps_the_flat_shape_fields_and_refuses_what_it_cannot_write,
     the_baselines_status_reads_and_writes_its_three_states,
@@ -173,6 +174,7 @@ fn the_plan_is_printed_without_a_gpu() {
         max_workspace_gib: bench::DEFAULT_MAX_WORKSPACE_GIB,
         dry_run: true,
         timing: TimingProtocol::Gated,
+        pass: bench::Pass::Forward,
     };
     let plan = bench::describe_plan(&config).unwrap();
     assert!(plan.contains("40 stage rows to run, 8 skipped"), "{plan}");
@@ -180,6 +182,35 @@ fn the_plan_is_printed_without_a_gpu() {
         plan.contains("on 24 shapes if python3 with torch is found"),
         "{plan}"
     );
+}
+
+/// `--backward` runs the backward stages alone by default, and a forward stage named in
+/// it is a skipped row saying what the stage takes; the rows' FLOPs are the backward's.
+fn the_backward_plan_takes_the_backward_stages() {
+    let mut config = bench::BenchConfig {
+        sweep: default_sweep(),
+        stages: None,
+        baselines: false,
+        out: PathBuf::from("unused"),
+        plots: false,
+        seed: bench::DEFAULT_SEED,
+        max_workspace_gib: bench::DEFAULT_MAX_WORKSPACE_GIB,
+        dry_run: true,
+        timing: TimingProtocol::Gated,
+        pass: bench::Pass::Backward,
+    };
+    let plan = bench::describe_plan(&config).unwrap();
+    assert!(plan.contains("run   22-backward"), "{plan}");
+    assert!(!plan.contains("9-lean-softmax"), "{plan}");
+    config.stages = Some(vec![9, 22]);
+    let plan = bench::describe_plan(&config).unwrap();
+    assert!(
+        plan.contains("does not support backward problems; it supports prefill problems"),
+        "{plan}"
+    );
+    let p = Problem::new(1, 16, 4096, 128);
+    let row = bench::Row::new(bench::RowKind::Stage, "22-backward", Some(22), &p).backward();
+    assert_eq!(row.gflop, 2.5 * p.flops() / 1e9);
 }
 
 fn json_round_trips_exactly() {

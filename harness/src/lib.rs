@@ -7,6 +7,7 @@
 //! ([`check`]), timing with CUDA events ([`timing`]), and the measured timelines of the
 //! stages that record one ([`timeline`]).
 
+pub mod backward;
 pub mod check;
 pub mod decode;
 mod error;
@@ -35,7 +36,7 @@ pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
 pub use stage::{
-    DecodeStage, GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload,
+    BackwardStage, DecodeStage, GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload,
     WorkloadKind,
 };
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};

@@ -1,5 +1,6 @@
 //! What a stage is: a row of the stage table plus how to launch its kernels.
 
+use crate::backward::params::BackwardArgs;
 use crate::decode::{DecodeLaunch, DecodeProblem, DecodeTiles, SplitRule};
 use crate::kernels::{Kernel, KernelBundle, kernel_name};
 use crate::{AttnParams, DType, Error, Gpu, Problem, Result};
@@ -63,8 +64,8 @@ impl StageInfo {
 
 /// What a stage computes, holding the launch of that workload: the one place a stage says
 /// which it is ([`Stage::workload`]), so its kind, its launch and what the CLI runs it on
-/// cannot disagree. A new workload (backward) is a new variant, and every `match` on it
-/// fails to compile until it is handled.
+/// cannot disagree. A new workload is a new variant, and every `match` on it fails to
+/// compile until it is handled.
 #[derive(Clone, Copy)]
 pub enum Workload<'a> {
     /// A sequence of queries against its keys: compute-bound, measured in TFLOPS.
@@ -72,6 +73,9 @@ pub enum Workload<'a> {
     /// A few new query rows per sequence against a long K/V cache: memory-bound, measured
     /// in GB/s of K/V read ([`crate::decode`]).
     Decode(&'a dyn DecodeStage),
+    /// dQ, dK and dV from dO and a forward's saved outputs: compute-bound, measured in
+    /// TFLOPS of the backward's five products ([`crate::backward`]).
+    Backward(&'a dyn BackwardStage),
 }
 
 impl<'a> Workload<'a> {
@@ -79,6 +83,7 @@ impl<'a> Workload<'a> {
         match self {
             Workload::Prefill(_) => WorkloadKind::Prefill,
             Workload::Decode(_) => WorkloadKind::Decode,
+            Workload::Backward(_) => WorkloadKind::Backward,
         }
     }
 
@@ -86,16 +91,40 @@ impl<'a> Workload<'a> {
         self.kind().name()
     }
 
+    fn info(self) -> &'static StageInfo {
+        match self {
+            Workload::Prefill(s) => s.info(),
+            Workload::Decode(s) => s.info(),
+            Workload::Backward(s) => s.info(),
+        }
+    }
+
+    /// The error that refuses a `wanted` problem on this stage, naming what it does take.
+    fn refuse(self, wanted: WorkloadKind) -> Error {
+        let supported = match self.kind() {
+            WorkloadKind::Prefill => {
+                "prefill problems; the decode and backward stages are marked in `flashlab list`"
+            }
+            WorkloadKind::Decode => {
+                "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)"
+            }
+            WorkloadKind::Backward => {
+                "backward problems: dQ, dK and dV of a prefill-shaped problem (`flashlab stage N --seqlen 4096`, `flashlab bench --backward`)"
+            }
+        };
+        Error::Unsupported {
+            stage: self.info().label(),
+            what: format!("{} problems", wanted.name()),
+            supported: supported.into(),
+        }
+    }
+
     /// The prefill launch, or the error that refuses a prefill problem on this stage, for
     /// the callers that take any stage (`flashlab compare`, the bench's plan).
     pub fn prefill(self) -> Result<&'a dyn PrefillStage> {
         match self {
             Workload::Prefill(s) => Ok(s),
-            Workload::Decode(s) => Err(Error::Unsupported {
-                stage: s.info().label(),
-                what: "prefill problems".into(),
-                supported: "decode problems: 1 to 16 new query rows per sequence against a K/V cache (`flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)".into(),
-            }),
+            _ => Err(self.refuse(WorkloadKind::Prefill)),
         }
     }
 
@@ -103,13 +132,15 @@ impl<'a> Workload<'a> {
     pub fn decode(self) -> Result<&'a dyn DecodeStage> {
         match self {
             Workload::Decode(s) => Ok(s),
-            Workload::Prefill(s) => Err(Error::Unsupported {
-                stage: s.info().label(),
-                what: "decode problems".into(),
-                supported:
-                    "prefill problems; the decode stages are marked `decode` in `flashlab list`"
-                        .into(),
-            }),
+            _ => Err(self.refuse(WorkloadKind::Decode)),
+        }
+    }
+
+    /// The backward launch, or the error that refuses a backward problem on this stage.
+    pub fn backward(self) -> Result<&'a dyn BackwardStage> {
+        match self {
+            Workload::Backward(s) => Ok(s),
+            _ => Err(self.refuse(WorkloadKind::Backward)),
         }
     }
 }
@@ -120,6 +151,7 @@ impl<'a> Workload<'a> {
 pub enum WorkloadKind {
     Prefill,
     Decode,
+    Backward,
 }
 
 impl WorkloadKind {
@@ -127,6 +159,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Prefill => "prefill",
             WorkloadKind::Decode => "decode",
+            WorkloadKind::Backward => "backward",
         }
     }
 }
@@ -238,6 +271,17 @@ pub trait PrefillStage: Stage {
     fn emulation(&self) -> crate::check::Emulation {
         crate::check::Emulation::Dtype
     }
+}
+
+/// A backward rung of the ladder ([`crate::backward`]).
+pub trait BackwardStage: Stage {
+    /// The forward stage whose O and LSE the backward reads: its parent in the ladder, run
+    /// before every backward on the same inputs (and not timed).
+    fn forward(&self) -> &'static dyn PrefillStage;
+
+    /// Queues the backward's kernels on `gpu`'s stream: D = rowsum(dO ∘ O) and the zeroed
+    /// dQ accumulator, the main kernel, dQ's conversion. The harness checks for errors.
+    fn launch_backward(&self, gpu: &Gpu, args: &BackwardArgs) -> Result<()>;
 }
 
 /// A decode rung of the ladder: its tile shape and how to queue its kernels (the split
@@ -423,7 +467,9 @@ mod workload_tests {
         let err = PREFILL.workload().decode().err().unwrap().to_string();
         assert_eq!(
             err,
-            "stage 3 (fake-prefill) does not support decode problems; it supports prefill problems; the decode stages are marked `decode` in `flashlab list`"
+            "stage 3 (fake-prefill) does not support decode problems; it supports prefill problems; the decode and backward stages are marked in `flashlab list`"
         );
+        let err = DECODE.workload().backward().err().unwrap().to_string();
+        assert!(err.contains("does not support backward problems; it supports decode problems"));
     }
 }

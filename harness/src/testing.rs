@@ -12,6 +12,9 @@
 //! for a decode stage, [`crate::decode::testing`]'s grid.
 
 pub(crate) mod runner;
+pub(crate) mod shapes;
+
+pub use shapes::SHAPES;
 
 use crate::run::{PrefillRun, RunOptions};
 use crate::{DType, PrefillStage, Problem, Stage, Workload};
@@ -20,20 +23,6 @@ pub(crate) use runner::assert_no_failures;
 pub use runner::{
     Checked, IntoChecked, Needs, Skipped, expect_panic, gpu_for, run, run_probe, trial,
 };
-
-/// (batch, heads, kv_heads, seqlen_q, seqlen_k): a single token, tile-aligned lengths,
-/// lengths that are not a multiple of any tile, seqlen_q ≠ seqlen_k both ways (with
-/// causal, more queries than keys leaves fully masked rows), GQA and MQA, and one
-/// longer sequence that crosses many KV tiles.
-pub const SHAPES: &[(usize, usize, usize, usize, usize)] = &[
-    (1, 1, 1, 1, 1),
-    (2, 3, 3, 64, 64),
-    (1, 4, 2, 197, 197),
-    (2, 2, 1, 113, 300),
-    (1, 2, 2, 300, 113),
-    (1, 2, 2, 1, 257),
-    (1, 2, 1, 1024, 1024),
-];
 
 /// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
 /// with every failure's numbers, so one run shows all that is wrong; `Err` where this GPU
@@ -150,6 +139,7 @@ pub fn trials(stage: &'static dyn Stage) -> Vec<Trial> {
     match stage.workload() {
         Workload::Prefill(s) => stage_trials(s),
         Workload::Decode(s) => crate::decode::testing::decode_trials(s),
+        Workload::Backward(s) => crate::backward::testing::backward_trials(s),
     }
 }
 

@@ -37,6 +37,11 @@ if [ "$workload" = decode ]; then
     # The decode stages also build head dim 256 (one block an SM: 200 KiB of ring).
     third=(--dim 256 --splits 3)
 fi
+# A backward stage runs the small problem's forward and backward; the third run takes the
+# deterministic order, whose blocks wait on one another through counters in global memory.
+if [ "$workload" = backward ]; then
+    third=(--dim "$high" --causal --deterministic)
+fi
 for tool in memcheck racecheck synccheck; do
     "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" "${first[@]}"
     "$sanitizer" --tool "$tool" --error-exitcode 1 ./flashlab stage "$n" "${small[@]}" "${other[@]}"

@@ -3,6 +3,7 @@
 
 use super::output::Progress;
 use super::results::{Row, RowKind, SweepShapeFields};
+use super::sweep::Pass;
 use anyhow::Context as _;
 use anyhow::{Result, bail};
 use harness::Problem;
@@ -74,10 +75,14 @@ pub fn run(
     shapes: &[Problem],
     timing: TimingProtocol,
     fp8: bool,
+    pass: Pass,
 ) -> Result<(serde_json::Value, Vec<Row>)> {
     let fields = shapes
         .iter()
-        .map(SweepShapeFields::try_from)
+        .map(|p| {
+            let fields = SweepShapeFields::try_from(p)?;
+            Ok(ShapeOfPass { fields, pass })
+        })
         .collect::<Result<Vec<_>>>()?;
     let script = Script {
         files: &[("baselines.py", SCRIPT)],
@@ -97,6 +102,16 @@ pub fn run(
         },
     )?;
     Ok((env?, rows))
+}
+
+/// A shape as the script reads it: the sweep's fields, and `"pass": "backward"` for the
+/// backward's timing (a forward shape says nothing, as before there was a backward).
+#[derive(serde::Serialize)]
+struct ShapeOfPass {
+    #[serde(flatten)]
+    fields: SweepShapeFields,
+    #[serde(skip_serializing_if = "Pass::is_forward")]
+    pass: Pass,
 }
 
 /// A Python script the bench runs: `files[0]` is run, the others are written beside it

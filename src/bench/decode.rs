@@ -297,7 +297,7 @@ fn decode_stages(config: &DecodeBenchConfig) -> Result<Vec<&'static dyn DecodeSt
         .iter()
         .filter_map(|s| match s.workload() {
             Workload::Decode(d) => Some(d),
-            Workload::Prefill(_) => None,
+            _ => None,
         })
         .collect();
     let Some(wanted) = &config.stages else {

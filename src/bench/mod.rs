@@ -27,12 +27,13 @@ pub mod sweep;
 
 pub use output::{CSV_COLUMNS, row_line};
 pub use results::{
-    Baselines, BenchResults, FLOP_RULE, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status,
-    SweepInfo, format_utc, utc_now,
+    BACKWARD_FLOP_RULE, Baselines, BenchResults, FLOP_RULE, GIT_COMMIT, Header, Row, RowKind,
+    SCHEMA, Status, SweepInfo, format_utc, utc_now,
 };
 pub use run::run;
 pub use sweep::{
     BenchConfig, DEFAULT_DIMS, DEFAULT_HEADS, DEFAULT_MAX_WORKSPACE_GIB, DEFAULT_SEED,
-    DEFAULT_SEQLENS, DEFAULT_TOKENS, Plan, QUICK_DIMS, QUICK_SEQLENS, Sweep, describe_plan,
-    plan_row, select_stages, shape_label, shape_rule, stage_name, validate_sweep,
+    DEFAULT_SEQLENS, DEFAULT_TOKENS, Pass, Plan, QUICK_DIMS, QUICK_SEQLENS, Sweep, describe_plan,
+    plan_row, plan_row_for, select_stages, select_stages_for, shape_label, shape_rule, stage_name,
+    validate_sweep,
 };

@@ -345,6 +345,11 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
     let dims = distinct(rows.iter().map(|r| r.problem.shape.head_dim));
     let causals = distinct(rows.iter().map(|r| r.problem.causal));
     let subtitle = figure_subtitle(res);
+    let pass = if rows.iter().any(|r| r.pass == super::sweep::Pass::Backward) {
+        super::sweep::Pass::Backward
+    } else {
+        super::sweep::Pass::Forward
+    };
     let mut written = Vec::new();
 
     // TFLOPS against seqlen, one figure per head dim, causal and not side by side, on one
@@ -379,7 +384,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         let path = dir.join(tflops_svg(d));
         draw_figure(
             &path,
-            (&format!("Forward TFLOPS, head dim {d}"), &subtitle),
+            (&format!("{} TFLOPS, head dim {d}", pass.title()), &subtitle),
             &panels,
             x,
         )?;

@@ -2,7 +2,7 @@
 //! speed of light, whether the baselines ran) and one row per stage or baseline on one
 //! shape; the JSON layout, reading and writing.
 
-use super::sweep::{Sweep, shape_rule};
+use super::sweep::{Pass, Sweep, shape_rule};
 use anyhow::{Context as _, Result, anyhow, bail};
 use harness::gpu::DeviceFacts;
 use harness::sol::SpeedOfLight;
@@ -22,6 +22,8 @@ pub const GIT_COMMIT: &str = env!("FLASHLAB_GIT_COMMIT");
 
 /// The FLOP convention of every row, stages and baselines alike.
 pub const FLOP_RULE: &str = "4 * batch * heads * head_dim * visible (query, key) pairs: seqlen^2 without a mask, seqlen * (seqlen + 1) / 2 causal";
+/// The backward's count: five products to the forward's two, 2.5 times [`FLOP_RULE`].
+pub const BACKWARD_FLOP_RULE: &str = "backward: 10 * batch * heads * head_dim * visible (query, key) pairs (five products: S again, dP, dV, dK, dQ; 2.5x the forward's 4)";
 
 /// How every row was timed, stages and baselines alike (for the JSON header).
 pub fn timing_rule(protocol: TimingProtocol) -> String {
@@ -117,6 +119,10 @@ pub struct Row {
     /// bf16 Q, K and V into codes and scales (`PrefillStage::prepare`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prepare_ms: Option<f64>,
+    /// The forward, or the backward alone (`flashlab bench --backward`), whose FLOPs are
+    /// 2.5 times the forward's. Absent in a forward row.
+    #[serde(default, skip_serializing_if = "Pass::is_forward")]
+    pub pass: Pass,
 }
 
 impl Row {
@@ -139,6 +145,7 @@ impl Row {
             error_bound: None,
             check_passed: None,
             prepare_ms: None,
+            pass: Pass::Forward,
         }
     }
 
@@ -155,8 +162,15 @@ impl Row {
 
     /// Recomputes FLOPs and TFLOPS from the shape (one convention for every source) and
     /// the percentage of the measured GEMM speed of light.
+    /// The row for the backward pass of the same shape: its FLOPs are the backward's.
+    pub fn backward(mut self) -> Row {
+        self.pass = Pass::Backward;
+        self.gflop = self.pass.flops(&self.problem) / 1e9;
+        self
+    }
+
     pub fn fill_derived(&mut self, gemm_tflops: Option<f64>) {
-        self.gflop = self.problem.flops() / 1e9;
+        self.gflop = self.pass.flops(&self.problem) / 1e9;
         if let Some(ms) = self.median_ms.filter(|ms| *ms > 0.0) {
             self.tflops = Some(self.gflop * 1e9 / (ms * 1e-3) / 1e12);
         }
@@ -264,12 +278,17 @@ impl SweepInfo {
         timing: TimingProtocol,
         seed: u64,
         max_workspace_gib: f64,
+        pass: Pass,
     ) -> SweepInfo {
         SweepInfo {
             sweep: sweep.clone(),
             stages,
             shape_rule: shape_rule(sweep.tokens, sweep.heads, &sweep.seqlens),
-            flop_rule: FLOP_RULE.to_string(),
+            flop_rule: match pass {
+                Pass::Forward => FLOP_RULE,
+                Pass::Backward => BACKWARD_FLOP_RULE,
+            }
+            .to_string(),
             timing_rule: timing_rule(timing),
             seed,
             max_workspace_gib,

@@ -4,10 +4,11 @@
 use super::results::{
     Baselines, BenchResults, GIT_COMMIT, Header, Row, RowKind, SCHEMA, Status, SweepInfo, utc_now,
 };
-use super::sweep::{BenchConfig, Plan, describe_plan, plan_row, select_stages};
+use super::sweep::{BenchConfig, Pass, Plan, describe_plan, plan_row_for, select_stages_for};
 use super::sweep::{shape_label, stage_name, validate_sweep};
 use super::{baselines, output, plots};
 use anyhow::{Result, anyhow};
+use harness::backward::run::{BackwardOptions, run_backward_stage};
 use harness::run::{RunOptions, run_stage};
 use harness::timing::TimingProtocol;
 use harness::{Gpu, Stage};
@@ -20,7 +21,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
         print!("{}", describe_plan(config)?);
         return Ok(0);
     }
-    let requested = select_stages(config.stages.as_deref())?;
+    let requested = select_stages_for(config.pass, config.stages.as_deref())?;
     let gpu = Gpu::open().map_err(|e| {
         anyhow!("{e}\n(`flashlab bench --dry-run` shows the rows it would run without a GPU)")
     })?;
@@ -88,9 +89,18 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
             let name = stage_name(*stage);
             progress.start(&format!("{name} {}", shape_label(shape)));
             let row = Row::new(RowKind::Stage, &name, Some(stage.info().number), shape);
-            let row = match plan_row(*stage, shape, config.max_workspace_gib) {
-                Plan::Skip(why) => row.skipped(why),
-                Plan::Run => run_row(*stage, &gpu, config.seed, config.timing, row),
+            let row = match (
+                plan_row_for(config.pass, *stage, shape, config.max_workspace_gib),
+                config.pass,
+            ) {
+                (Plan::Skip(why), Pass::Forward) => row.skipped(why),
+                (Plan::Skip(why), Pass::Backward) => row.backward().skipped(why),
+                (Plan::Run, Pass::Forward) => {
+                    run_row(*stage, &gpu, config.seed, config.timing, row)
+                }
+                (Plan::Run, Pass::Backward) => {
+                    run_backward_row(*stage, &gpu, config.seed, config.timing, row.backward())
+                }
             };
             progress.finish_row(&row);
             rows.push(row);
@@ -106,7 +116,8 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
     let baselines = match probe {
         None => Baselines::NotRequested,
         Some(Err(why)) => Baselines::Skipped { reason: why },
-        Some(Ok(python)) => match baselines::run(&python, &shapes, config.timing, fp8) {
+        Some(Ok(python)) => match baselines::run(&python, &shapes, config.timing, fp8, config.pass)
+        {
             Ok((environment, baseline_rows)) => {
                 rows.extend(baseline_rows);
                 Baselines::Ran { environment }
@@ -141,6 +152,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
                 config.timing,
                 config.seed,
                 config.max_workspace_gib,
+                config.pass,
             ),
             baselines,
             notes,
@@ -206,6 +218,58 @@ pub fn run_row(
             if let Some(c) = &report.check {
                 row.max_abs_error = Some(c.o_max_abs);
                 row.error_bound = Some(c.o_bound);
+                row.check_passed = Some(c.passed);
+                if !c.passed {
+                    row.reason = Some(c.summary());
+                }
+            }
+            row.status = if passed {
+                Status::Ok
+            } else {
+                Status::CheckFailed
+            };
+        }
+        Err(e) => {
+            row.status = Status::Error;
+            row.reason = Some(e.to_string());
+        }
+    }
+    row
+}
+
+/// Checks and times one backward stage on one shape, into `row` (a backward row): the
+/// gradients' largest error and bound are dQ's, dK's or dV's, whichever is nearest its bound.
+pub fn run_backward_row(
+    stage: &dyn Stage,
+    gpu: &Gpu,
+    seed: u64,
+    timing: TimingProtocol,
+    mut row: Row,
+) -> Row {
+    let opts = BackwardOptions {
+        seed: Some(seed),
+        check: true,
+        timing: Some(timing),
+        deterministic: false,
+    };
+    match run_backward_stage(stage, gpu, &row.problem, &opts) {
+        Ok((report, _outputs)) => {
+            if let Some(t) = &report.timing {
+                row.median_ms = Some(t.median_ms);
+                row.min_ms = Some(t.min_ms);
+                row.iterations = Some(t.iterations);
+            }
+            row.tflops = report.tflops;
+            let passed = report.check.as_ref().is_some_and(|c| c.passed);
+            if let Some(c) = &report.check {
+                let worst = c
+                    .gradients
+                    .iter()
+                    .max_by(|a, b| (a.max_abs / a.bound).total_cmp(&(b.max_abs / b.bound)));
+                if let Some(g) = worst {
+                    row.max_abs_error = Some(g.max_abs);
+                    row.error_bound = Some(g.bound);
+                }
                 row.check_passed = Some(c.passed);
                 if !c.passed {
                     row.reason = Some(c.summary());

@@ -116,6 +116,39 @@ pub fn plan_row(stage: &dyn Stage, problem: &Problem, max_workspace_gib: f64) ->
     Plan::Run
 }
 
+/// Which pass of attention a row times.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pass {
+    #[default]
+    Forward,
+    /// dQ, dK and dV from dO: five products to the forward's two
+    /// ([`harness::backward::backward_flops`]).
+    Backward,
+}
+
+impl Pass {
+    pub fn is_forward(&self) -> bool {
+        *self == Pass::Forward
+    }
+
+    /// FLOPs of `problem` in this pass.
+    pub fn flops(self, problem: &Problem) -> f64 {
+        match self {
+            Pass::Forward => problem.flops(),
+            Pass::Backward => harness::backward::backward_flops(problem),
+        }
+    }
+
+    /// `Forward` or `Backward`, for titles.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pass::Forward => "Forward",
+            Pass::Backward => "Backward",
+        }
+    }
+}
+
 /// Everything `flashlab bench` was asked, after defaults.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
@@ -130,6 +163,43 @@ pub struct BenchConfig {
     pub dry_run: bool,
     /// How every row, the speed of light and the baselines are timed.
     pub timing: TimingProtocol,
+    /// The forward, or the backward stages' gradients (`--backward`), with the baselines'
+    /// backward on the same shapes.
+    pub pass: Pass,
+}
+
+/// The stages a bench of `pass` runs: those named, or for the forward the whole table and
+/// for the backward every backward stage.
+pub fn select_stages_for(pass: Pass, numbers: Option<&[u32]>) -> Result<Vec<&'static dyn Stage>> {
+    let all = select_stages(numbers)?;
+    Ok(match (pass, numbers) {
+        (Pass::Backward, None) => all
+            .into_iter()
+            .filter(|s| s.workload().kind() == harness::WorkloadKind::Backward)
+            .collect(),
+        _ => all,
+    })
+}
+
+/// [`plan_row`] for a row of `pass`: a backward row needs a backward stage that takes the
+/// problem (and whose forward does).
+pub fn plan_row_for(
+    pass: Pass,
+    stage: &dyn Stage,
+    problem: &Problem,
+    max_workspace_gib: f64,
+) -> Plan {
+    match pass {
+        Pass::Forward => plan_row(stage, problem, max_workspace_gib),
+        Pass::Backward => match stage
+            .workload()
+            .backward()
+            .and_then(|s| harness::backward::run::BackwardRun::new(s, problem))
+        {
+            Ok(_) => Plan::Run,
+            Err(e) => Plan::Skip(e.to_string()),
+        },
+    }
 }
 
 /// The stages a bench runs: those named (each must exist), or the whole table.
@@ -175,7 +245,7 @@ pub fn validate_sweep(sweep: &Sweep) -> Result<()> {
 
 /// Prints what a bench would run, without a GPU (`--dry-run`).
 pub fn describe_plan(config: &BenchConfig) -> Result<String> {
-    let stages = select_stages(config.stages.as_deref())?;
+    let stages = select_stages_for(config.pass, config.stages.as_deref())?;
     let mut out = String::new();
     writeln!(
         out,
@@ -189,7 +259,7 @@ pub fn describe_plan(config: &BenchConfig) -> Result<String> {
     let (mut run, mut skip) = (0, 0);
     for shape in config.sweep.shapes() {
         for stage in &stages {
-            match plan_row(*stage, &shape, config.max_workspace_gib) {
+            match plan_row_for(config.pass, *stage, &shape, config.max_workspace_gib) {
                 Plan::Run => {
                     run += 1;
                     writeln!(

@@ -1,5 +1,6 @@
 // atomic.cuh: a counter shared by the blocks of one launch, one wrapper per PTX instruction.
-// Book: "Stage 15: the combine fused", section "The last split merges".
+// Book: "Stage 15: the combine fused", section "The last split merges"; "Stage 22: the
+// backward pass", section "The deterministic order".
 #pragma once
 
 namespace flashlab {
@@ -15,5 +16,16 @@ __device__ __forceinline__ int atomic_add_acq_rel_gpu(int* counter, int value) {
     return before;
 }
 // ANCHOR_END: atomic_add_acq_rel
+
+// ANCHOR: load_acquire
+// Reads `*counter` with acquire semantics at GPU scope, for a spin-wait on a counter that
+// other blocks add to: the load is never served from a stale copy, and once it sees a count
+// that a release (atomic_add_acq_rel_gpu) left, it sees every write released before it.
+__device__ __forceinline__ int load_acquire_gpu(const int* counter) {
+    int value;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(value) : "l"(counter) : "memory");
+    return value;
+}
+// ANCHOR_END: load_acquire
 
 }  // namespace flashlab
