@@ -518,6 +518,11 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             Box::new(|| Ok(crate::fp8::v_key_order_svg())),
         ),
         (
+            "backward-products.svg",
+            "Stage 22's five products, per query block: a block's keys (K and V loaded once) against each query block's Q, dO, LSE and D; S, P, dP and dS recomputed in registers, dK and dV accumulated there, dQ's share added to global memory",
+            Box::new(|| Ok(crate::backward::products_svg())),
+        ),
+        (
             "tma-box-8x64.svg",
             "TMA: an 8x64 bf16 box into shared memory, unswizzled",
             tma(TmaSwizzle::None),

@@ -19,7 +19,9 @@ use crate::atoms::{self, AtomError, TvAtom};
 use crate::render;
 // gmma.rs's rules: the figure exactly the book's column wide (never scaled down), every
 // text 12px or more.
-use crate::svg_kit::{CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, rect, text};
+use crate::svg_kit::{
+    CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, legend, paragraph, rect, text,
+};
 
 /// Keys of one k-step of P V at 8 bits (the K of `wgmma.m64nNk32`).
 const KEYS: u32 = 32;
@@ -99,44 +101,6 @@ fn header_row(
         );
     }
     g
-}
-
-/// Lines of text from `y`, each wrapped to the column at `char_w` a character: the group
-/// and the y below them.
-fn paragraph(
-    mut g: Group,
-    mut y: f64,
-    lines: &[String],
-    size: u32,
-    char_w: f64,
-    bold: bool,
-) -> (Group, f64) {
-    let chars = ((MAX_WIDTH - 2.0 * MARGIN) / char_w) as usize;
-    for l in lines.iter().flat_map(|l| crate::svg_kit::wrap(l, chars)) {
-        let t = text(MARGIN, y + f64::from(size), size, l);
-        g = g.add(if bold {
-            t.set("font-weight", "bold")
-        } else {
-            t
-        });
-        y += f64::from(size) + 7.0;
-    }
-    (g, y)
-}
-
-/// Legend entries (a swatch and its label) from `y`, on as many lines as the column
-/// needs: the group and the y below them.
-fn legend(mut g: Group, mut y: f64, entries: &[(&str, String)]) -> (Group, f64) {
-    let mut x = MARGIN;
-    for (fill, label) in entries {
-        // svg_kit::swatch's advance, without its gap after the last entry of a line.
-        let w = 20.0 + label.chars().count() as f64 * CHAR_W_12;
-        if x > MARGIN && x + w > MAX_WIDTH - MARGIN {
-            (x, y) = (MARGIN, y + 22.0);
-        }
-        (g, x) = crate::svg_kit::swatch(g, x, y + 12.0, fill, label);
-    }
-    (g, y + 26.0)
 }
 
 /// The (thread, value) of the quad that holds (row, col) of `atom`, if one does.

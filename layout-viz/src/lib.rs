@@ -19,6 +19,7 @@ pub mod swizzle;
 
 // Hardware, simulation and drawing.
 pub mod atoms;
+pub mod backward;
 pub mod bank;
 pub mod book;
 pub mod figure_size;

@@ -1,6 +1,6 @@
 //! The small SVG vocabulary of the column-width figures (`gmma.rs`, `ring.rs`,
 //! `timeline.rs`; `render.rs` takes its width and character widths): colours, the font, the width limit, and text (wrapped to a width),
-//! rectangles and lines with coordinates written compactly. Written once so the figures
+//! rectangles and lines with coordinates written compactly, paragraphs and legends. Written once so the figures
 //! look alike and read at the book's width.
 
 use svg::Document;
@@ -40,6 +40,68 @@ pub fn swatch(body: Group, x: f64, y: f64, fill: &str, label: &str) -> (Group, f
         body,
         x + 20.0 + label.chars().count() as f64 * CHAR_W_12 + 18.0,
     )
+}
+
+/// Lines of text from `y` (the top of the first), at `x`, each wrapped to `width` at
+/// `char_w` a character and spaced `size + 7` apart: the group and the y below them.
+#[allow(clippy::too_many_arguments)]
+pub fn text_block(
+    mut g: Group,
+    x: f64,
+    mut y: f64,
+    width: f64,
+    lines: &[String],
+    size: u32,
+    char_w: f64,
+    bold: bool,
+) -> (Group, f64) {
+    let chars = (width / char_w) as usize;
+    for l in lines.iter().flat_map(|l| wrap(l, chars)) {
+        let t = text(x, y + f64::from(size), size, l);
+        g = g.add(if bold {
+            t.set("font-weight", "bold")
+        } else {
+            t
+        });
+        y += f64::from(size) + 7.0;
+    }
+    (g, y)
+}
+
+/// [`text_block`] across the column, from the left margin (`fp8.rs`, `backward.rs`).
+pub fn paragraph(
+    g: Group,
+    y: f64,
+    lines: &[String],
+    size: u32,
+    char_w: f64,
+    bold: bool,
+) -> (Group, f64) {
+    text_block(
+        g,
+        MARGIN,
+        y,
+        MAX_WIDTH - 2.0 * MARGIN,
+        lines,
+        size,
+        char_w,
+        bold,
+    )
+}
+
+/// Legend entries (a swatch and its label) from `y`, on as many lines as the column
+/// needs: the group and the y below them.
+pub fn legend(mut g: Group, mut y: f64, entries: &[(&str, String)]) -> (Group, f64) {
+    let mut x = MARGIN;
+    for (fill, label) in entries {
+        // swatch's advance, without its gap after the last entry of a line.
+        let w = 20.0 + label.chars().count() as f64 * CHAR_W_12;
+        if x > MARGIN && x + w > MAX_WIDTH - MARGIN {
+            (x, y) = (MARGIN, y + 22.0);
+        }
+        (g, x) = swatch(g, x, y + 12.0, fill, label);
+    }
+    (g, y + 26.0)
 }
 
 pub fn text(x: f64, y: f64, size: u32, content: impl Into<String>) -> Text {

@@ -35,6 +35,7 @@ fn book_writes_every_manifest_entry() {
         "wgmma-m64n64k16-c.svg",
         "fp8-p-from-s.svg",
         "fp8-v-key-order.svg",
+        "backward-products.svg",
     ] {
         assert!(dir.join(promised).is_file(), "{promised}");
     }

@@ -449,3 +449,170 @@ fn fp8_v_key_order_labels_each_column_with_fp8_pv_key_and_its_inverse() {
     let fills: std::collections::BTreeSet<_> = block_fill.values().collect();
     assert_eq!(fills.len(), 4, "the four blocks of S look different");
 }
+
+/// Every cell's tooltip with its first rectangle's width and height.
+fn cell_sizes(svg: &str) -> Vec<(String, f64, f64)> {
+    let mut out = Vec::new();
+    let mut current: Option<(String, f64, f64)> = None;
+    let mut in_title = false;
+    for event in svg::read(svg).expect("parses") {
+        match event {
+            Event::Tag("g", Type::Start, attrs)
+                if attrs.get("class").map(|v| v.to_string()) == Some("cell".into()) =>
+            {
+                current = Some((String::new(), 0.0, 0.0));
+            }
+            Event::Tag("g", Type::End, _) => out.extend(current.take()),
+            Event::Tag("title", t, _) => in_title = t == Type::Start,
+            Event::Tag("rect", _, attrs) => {
+                if let Some(c) = current.as_mut().filter(|c| c.1 == 0.0) {
+                    let num = |k: &str| attrs.get(k).unwrap().to_string().parse::<f64>().unwrap();
+                    (c.1, c.2) = (num("width"), num("height"));
+                }
+            }
+            Event::Text(s) if in_title => {
+                if let Some(c) = current.as_mut() {
+                    c.0 = s.trim().to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The backward's five products as stage 22's main kernel computes them, key-major, at
+/// its tile sizes: BLOCK_KV keys (the m rows of products 1-4, 16 per warp) and BLOCK_Q
+/// query rows (16 of dQ's per warp), each tile drawn to scale and filled by its kind.
+#[test]
+fn backward_products_are_the_kernels_five_at_its_tile_sizes() {
+    use layout_viz::backward::{
+        self, BLOCK_KV, BLOCK_Q, Dim, HEAD_DIMS, Kind, PX_PER_ELEMENT, WARPS,
+    };
+    // What the caption says of the warps: each owns the m16 rows of its keys' products,
+    // and takes 16 of dQ's rows (the kernel asserts both).
+    assert_eq!((BLOCK_KV, BLOCK_Q), (WARPS * 16, WARPS * 16));
+    let products = backward::products();
+    let labels: Vec<String> = products.iter().map(|p| p.label()).collect();
+    assert_eq!(
+        labels,
+        [
+            "S^T = K Q^T",
+            "dV += P^T dO",
+            "dP^T = V dO^T",
+            "dK += dS^T Q",
+            "dQ += dS K"
+        ]
+    );
+    for (i, p) in products.iter().enumerate() {
+        assert!(p.composes(), "{}", p.label());
+        // Key-major: the block's keys are the rows of every product but dQ's.
+        let rows = if i < 4 { Dim::Keys } else { Dim::Queries };
+        assert_eq!(p.result.rows, rows, "{}", p.label());
+    }
+    let svg = backward::products_svg();
+    for (n, heading) in [
+        "S^T = K Q^T, then P^T = exp(scale·S^T − LSE)",
+        "dV += P^T dO",
+        "dP^T = V dO^T, then dS^T = P^T ∘ (dP^T − D)",
+        "dK += dS^T Q",
+        "dQ += dS K",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            svg.contains(&format!(">\n{}. {heading}\n<", n + 1)),
+            "{heading}"
+        );
+    }
+    assert!(svg.contains(&format!("BLOCK_KV = {BLOCK_KV} keys")));
+    assert!(svg.contains(&format!("BLOCK_Q = {BLOCK_Q} rows")));
+    // The legend names each kind's operands, as the rows draw them.
+    for entry in [
+        "loaded once per block: K, V",
+        "streams in per query block: Q, LSE, dO, D",
+        "recomputed in registers: S, P, dP, dS",
+        "accumulates in registers: dV, dK",
+        "leaves to global memory each step (the block's share): dQ",
+    ] {
+        assert!(
+            svg.contains(&format!(">\n{entry}\n<")) || svg.contains(&entry.replace('\'', "&apos;")),
+            "{entry}"
+        );
+    }
+
+    // 15 tiles of the products, P^T and dS^T after two of them, and the LSE and D strips.
+    all_cells_titled(&svg, 5 * 3 + 2 + 2);
+    let sizes = cell_sizes(&svg);
+    let all = cells(&svg);
+    let side = |words: &str| -> (u32, &str) {
+        match words {
+            "d" => (HEAD_DIMS[HEAD_DIMS.len() - 1], "d"),
+            w if w.ends_with(" keys") => (BLOCK_KV, "keys"),
+            w if w.ends_with(" queries") => (BLOCK_Q, "queries"),
+            w => panic!("{w}"),
+        }
+    };
+    let mut tiles = 0;
+    for ((tip, w, h), (tip2, fill, labels)) in sizes.iter().zip(&all) {
+        assert_eq!(tip, tip2);
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| tip.contains(k.meaning()))
+            .unwrap_or_else(|| panic!("{tip}: no kind"));
+        assert_eq!(fill, kind.fill(), "{tip}");
+        let (name, rest) = tip.split_once(": ").unwrap();
+        if name == "LSE" || name == "D" {
+            // One value per query: a strip across the columns of P^T or dS^T.
+            assert_eq!(kind, Kind::Streamed, "{tip}");
+            assert!(
+                rest.starts_with(&format!("{BLOCK_Q} values, one per query")),
+                "{tip}"
+            );
+            assert_eq!(*w, f64::from(BLOCK_Q) * PX_PER_ELEMENT, "{tip}");
+            assert_eq!(labels, &[name.to_string()], "{tip}");
+            continue;
+        }
+        let shape = rest.split(',').next().unwrap();
+        let (r, c) = shape.split_once(" × ").unwrap();
+        let ((rows, rw), (cols, cw)) = (side(r), side(c));
+        if r != "d" {
+            assert_eq!(r, format!("{rows} {rw}"), "{tip}");
+        }
+        assert_eq!(
+            (*w, *h),
+            (
+                f64::from(cols) * PX_PER_ELEMENT,
+                f64::from(rows) * PX_PER_ELEMENT
+            ),
+            "{tip}"
+        );
+        let label = |n: u32, words: &str| {
+            if words == "d" {
+                "d".to_string()
+            } else {
+                n.to_string()
+            }
+        };
+        assert_eq!(
+            labels,
+            &[
+                name.to_string(),
+                format!("{}×{}", label(rows, rw), label(cols, cw))
+            ],
+            "{tip}"
+        );
+        let expected = match name {
+            "K" | "V" => Kind::LoadedOnce,
+            "Q" | "Q^T" | "dO" | "dO^T" => Kind::Streamed,
+            "S^T" | "P^T" | "dP^T" | "dS^T" | "dS" => Kind::Recomputed,
+            "dK" | "dV" => Kind::Accumulated,
+            "dQ" => Kind::ToGlobal,
+            other => panic!("{other}: not an operand of the five products"),
+        };
+        assert_eq!(kind, expected, "{tip}");
+        tiles += 1;
+    }
+    assert_eq!(tiles, 5 * 3 + 2);
+}
