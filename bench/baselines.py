@@ -426,8 +426,20 @@ def first_output(out):
     return out[0] if isinstance(out, tuple) else out
 
 
+def json_safe(obj):
+    """NaN and infinities as null: JSON has no such numbers, and flashlab's reader (serde_json)
+    refuses the NaN and Infinity that json.dumps writes by default, losing the whole row."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
 def emit(out, obj):
-    out.write(json.dumps(obj, sort_keys=True) + "\n")
+    out.write(json.dumps(json_safe(obj), sort_keys=True, allow_nan=False) + "\n")
     out.flush()
 
 
@@ -892,8 +904,12 @@ class Runner:
                 s = s.masked_fill(keys[None, :] > rows[:, None], -math.inf)
             ref = torch.softmax(s, dim=-1) @ vs
             got = o[b, rows, h, :].double()
-            worst = max(worst, (got - ref).abs().max().item())
+            err = (got - ref).abs().max().item()
+            # max() keeps its first argument when the other is NaN: a NaN output must fail.
+            worst = err if math.isnan(err) else max(worst, err)
             biggest = max(biggest, ref.abs().max().item())
+            if math.isnan(worst):
+                break
         return worst, sanity_bound(shape["dtype"], biggest)
 
     def check_backward(self, shape, q, k, v, do, grads):
