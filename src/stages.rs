@@ -29,6 +29,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage20_fp8::STAGE,
     &stage21_incoherent::STAGE,
     &stage22_backward::STAGE,
+    &stage23_hopper_backward::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

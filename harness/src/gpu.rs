@@ -165,6 +165,31 @@ impl Gpu {
         Ok(())
     }
 
+    /// [`Gpu::launch_with`] for kernels that take a second struct after the first: the Hopper
+    /// backward's main kernel, its `BwdParams` and then its tensor maps
+    /// ([`crate::tensor_map::BackwardTensorMaps`]).
+    pub fn launch_with_extra<P: cudarc::driver::DeviceRepr, M: cudarc::driver::DeviceRepr>(
+        &self,
+        kernel: &Kernel,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        smem_bytes: u32,
+        params: &P,
+        extra: &M,
+    ) -> Result<()> {
+        let cfg = self.checked_config(kernel, grid, block, smem_bytes)?;
+        let mut builder = self.stream.launch_builder(kernel.function());
+        builder.arg(params);
+        builder.arg(extra);
+        // SAFETY: the caller passes the two structs the kernel takes by value, in its order;
+        // the buffers they name stay alive until the stream is synchronized.
+        unsafe { builder.launch(cfg) }.during(format!(
+            "launching {} with grid {grid:?} block {block:?}",
+            kernel.name()
+        ))?;
+        Ok(())
+    }
+
     /// The launch's configuration, after checking it against the kernel: its block size
     /// must be the kernel's `__launch_bounds__`, and its shared memory must fit.
     fn checked_config(

@@ -153,9 +153,59 @@ impl AttnTensorMaps {
     }
 }
 
+/// The four maps the Hopper backward's main kernel takes after its `BwdParams`, in
+/// `BwdTensorMaps`'s order (`hopper/backward_tiles.cuh`): Q and dO in boxes of `q_rows`
+/// query rows, K and V in boxes of `kv_rows` keys.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct BackwardTensorMaps {
+    pub q: TensorMap,
+    pub k: TensorMap,
+    pub v: TensorMap,
+    pub d_o: TensorMap,
+}
+
+// SAFETY: as for `AttnTensorMaps`: 4 x 128 bytes the driver wrote, laid out as the C struct
+// (pinned by its static_assert and by the test below), passed by value.
+unsafe impl DeviceRepr for BackwardTensorMaps {}
+
+impl BackwardTensorMaps {
+    /// The maps of the buffers `params` names (its forward's Q, K and V, and its dO).
+    pub fn new(
+        params: &crate::backward::BwdParams,
+        dtype: DType,
+        q_rows: u32,
+        kv_rows: u32,
+    ) -> Result<Self> {
+        let f = &params.fwd;
+        let (b, h, kvh, d) = (
+            f.batch as usize,
+            f.heads as usize,
+            f.kv_heads as usize,
+            f.head_dim as usize,
+        );
+        let q_shape = (b, f.seqlen_q as usize, h, d);
+        let kv_shape = (b, f.seqlen_k as usize, kvh, d);
+        Ok(BackwardTensorMaps {
+            q: TensorMap::bshd(f.q, dtype, q_shape, q_rows)?,
+            k: TensorMap::bshd(f.k, dtype, kv_shape, kv_rows)?,
+            v: TensorMap::bshd(f.v, dtype, kv_shape, kv_rows)?,
+            d_o: TensorMap::bshd(params.d_o, dtype, q_shape, q_rows)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `backward_tiles.cuh` static_asserts the same: four 128-byte maps, dO last.
+    #[test]
+    fn backward_maps_match_the_c_struct() {
+        assert_eq!(std::mem::size_of::<BackwardTensorMaps>(), 512);
+        assert_eq!(std::mem::offset_of!(BackwardTensorMaps, k), 128);
+        assert_eq!(std::mem::offset_of!(BackwardTensorMaps, d_o), 384);
+    }
 
     /// `tma.cuh` static_asserts the same: four 128-byte maps, in order, after AttnParams.
     #[test]

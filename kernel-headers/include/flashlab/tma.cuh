@@ -55,6 +55,9 @@ __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk
 // Waits until the committed stores have read their shared memory (not until they reach
 // global memory): the block may then exit or reuse the buffer.
 __device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+// Waits until the committed bulk operations have completed: their writes (or reduce-adds,
+// bulk_reduce.cuh) performed in global memory, not only their shared memory read.
+__device__ __forceinline__ void tma_store_wait_done() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 // Orders this thread's ordinary shared-memory writes before later async-proxy accesses
 // (a TMA store, a wgmma) to the same memory. Each writing thread fences, then a barrier.

@@ -168,6 +168,44 @@ __device__ __forceinline__ void wgmma_rs_mn(float (&d)[N / 2], const uint32_t (&
 }
 // ANCHOR_END: wgmma
 
+// ANCHOR: wgmma_mn
+// The backward's dQ = dS K (book: "Stage 23: the backward on Hopper"): both operands in
+// shared memory MN-major, the last two immediates (transpose A, transpose B) set. A = dS
+// is stored as dS^T, [keys][queries] with the queries contiguous, so M (the queries) is the
+// contiguous dimension; B = K is stored [keys][D], N (D) contiguous. Only the 16-bit types
+// may transpose. N is D / 2: each of the two MMA warpgroups takes half of dQ's columns.
+#define FL_WGMMA_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
+#define FL_WGMMA_OUT16(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define FL_WGMMA_SS_MN_N32_BF16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " FL_WGMMA_D16 ", %16, %17, p, 1, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT16(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_MN_N32_F16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 " FL_WGMMA_D16 ", %16, %17, p, 1, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT16(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_MN_N64_BF16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " FL_WGMMA_D32 ", %32, %33, p, 1, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+#define FL_WGMMA_SS_MN_N64_F16(d, desc_a, desc_b, acc) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " FL_WGMMA_D32 ", %32, %33, p, 1, 1, 1, 1;\n}\n" \
+                 : FL_WGMMA_OUT32(d) : "l"(desc_a), "l"(desc_b), "r"(acc))
+
+// D (64 x N) = A B (+ D): A (64 x 16) and B (16 x N) in shared memory, both MN-major
+// (transposed), through descriptors of the MN-major form (V's in P V: wgmma_desc_sw128).
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_ss_mn(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, bool accumulate) {
+    static_assert(N == 32 || N == 64, "wgmma.cuh spells out SS with both operands MN-major for N = 32 and 64 (dQ's halves at D 64, 128)");
+    const int acc = accumulate;
+    if constexpr (N == 32 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_SS_MN_N32_BF16(d, desc_a, desc_b, acc);
+    if constexpr (N == 32 && std::is_same_v<T, __half>) FL_WGMMA_SS_MN_N32_F16(d, desc_a, desc_b, acc);
+    if constexpr (N == 64 && std::is_same_v<T, __nv_bfloat16>) FL_WGMMA_SS_MN_N64_BF16(d, desc_a, desc_b, acc);
+    if constexpr (N == 64 && std::is_same_v<T, __half>) FL_WGMMA_SS_MN_N64_F16(d, desc_a, desc_b, acc);
+}
+// ANCHOR_END: wgmma_mn
+
 // ANCHOR: wgmma_fp8
 // The same at 8 bits (E4M3 codes, 4 a 32-bit register): A (64 x 32) from shared memory or
 // from registers (four 32-bit registers a thread: 4 consecutive k a register, rows r and

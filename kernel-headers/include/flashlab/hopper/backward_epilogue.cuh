@@ -1,0 +1,100 @@
+// hopper/backward_epilogue.cuh: what leaves a block of the Hopper backward. dQ, once per
+// query block: the writer warp adds the fp32 tile the MMA warpgroups wrote to dQ's global
+// accumulator with one bulk reduce-add, in the deterministic order when asked. dK and dV,
+// once per block, after the last query block: straight from the MMA warpgroups' registers.
+// Book: "Stage 23: the backward on Hopper", section "dQ by bulk reduce-add".
+#pragma once
+#include "../atomic.cuh"
+#include "../backward.cuh"
+#include "../bulk_reduce.cuh"
+#include "../common.cuh"
+#include "../fragments.cuh"
+#include "../mma.cuh"
+#include "../named_barrier.cuh"
+#include "../tma.cuh"
+#include "backward_scheduler.cuh"
+#include "backward_tiles.cuh"
+
+namespace flashlab {
+
+// ANCHOR: dq_accum
+// dQ's fp32 accumulator: [batch][heads][seqlen_q rounded up to DQ_ACCUM_ROWS][D], each row
+// in dq_tile_offset's order, so that query block m of head h is one contiguous run of
+// BLOCK_M x D floats, the last block's padding rows included (they only ever get zeros).
+constexpr int DQ_ACCUM_ROWS = 128;  // harness/src/backward/mod.rs: DQ_ACCUM_ROWS
+template <int D>
+__device__ __forceinline__ float* dq_accum_rows(const BwdParams& bp, int b, int h, int row0) {
+    const AttnParams& p = bp.fwd;
+    const int padded = ceil_div(p.seqlen_q, DQ_ACCUM_ROWS) * DQ_ACCUM_ROWS;
+    return bp.dq_accum + ((static_cast<long long>(b) * p.heads + h) * padded + row0) * D;
+}
+// ANCHOR_END: dq_accum
+
+// ANCHOR: dq_writer
+// The writer, one warp of the producer warpgroup, once per step: wait until the MMA
+// warpgroups have written the dQ tile (DQ_FULL); lane 0 adds it into the accumulator with
+// one cp.reduce.async.bulk, the L2 cache doing the adds a whole tile at a time where stage
+// 22's threads sent one atomic each; once the copy engine has read the tile, hand it back
+// (DQ_EMPTY). The tile starts free: the warp arrives once before the first step, and not
+// after the last, so every barrier phase is completed by the same number of arrivals.
+// Deterministic (stage 22's order, key block by key block): before its add, lane 0 waits until
+// the query block's counter says every key block before this one has added its share; after
+// it, it waits until the add is done in global memory and counts its own.
+template <int D, int BLOCK_M>
+__device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_tile, const BwdWork& w) {
+    const AttnParams& p = bp.fwd;
+    const bool lane0 = threadIdx.x % 32 == 0;
+    const int steps = w.steps();
+    named_barrier_arrive(DQ_EMPTY, DQ_THREADS);
+    for_each_query_block(w, [&](int h, int m, int step) {
+        int* sem = bp.dq_semaphore + (static_cast<long long>(w.b) * p.heads + h) * ceil_div(p.seqlen_q, 16) + m;
+        named_barrier_sync(DQ_FULL, DQ_THREADS);
+        if (lane0) {
+            if (bp.deterministic) {
+                while (load_acquire_gpu(sem) != w.n_block) {
+                }
+                fence_proxy_async_global();  // the earlier blocks' adds, seen by this one's
+            }
+            bulk_reduce_add_f32(dq_accum_rows<D>(bp, w.b, h, m * BLOCK_M), dq_tile, BLOCK_M * D * sizeof(float));
+            tma_store_commit();
+            tma_store_wait_read();
+        }
+        __syncwarp();
+        if (step + 1 < steps) named_barrier_arrive(DQ_EMPTY, DQ_THREADS);
+        if (lane0 && bp.deterministic) {
+            tma_store_wait_done();
+            fence_proxy_async_global();  // the add, done, before the count that publishes it
+            atomic_add_acq_rel_gpu(sem, 1);
+        }
+    });
+    if (lane0) tma_store_wait_done();
+}
+// ANCHOR_END: dq_writer
+
+// ANCHOR: store_dk_dv
+// dK (times the scale) and dV of the warpgroup's keys, summed over every query row of every
+// head of the group, written once from the registers: rows g and g + 8 of each warp's 16
+// keys, two columns a thread and store; keys past seqlen_k not at all. A block writes them
+// once, after all its steps, so this costs what the last step's copies would save.
+template <typename T, int D>
+__device__ __forceinline__ void store_dk_dv(const BwdParams& bp, const float (&dk)[D / 2], const float (&dv)[D / 2], int key0,
+                                            const BwdWork& w) {
+    const AttnParams& p = bp.fwd;
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const RowCol rc = mma_m16n8_c(lane, 2 * r);
+        const int j = key0 + threadIdx.x % 128 / 32 * 16 + rc.row;
+        if (j >= p.seqlen_k) continue;
+        T* dk_row = static_cast<T*>(bp.dk) + kv_row_offset(p, w.b, j, w.kv_head) + rc.col;
+        T* dv_row = static_cast<T*>(bp.dv) + kv_row_offset(p, w.b, j, w.kv_head) + rc.col;
+#pragma unroll
+        for (int n = 0; n < D / 8; ++n) {
+            *reinterpret_cast<uint32_t*>(dk_row + n * 8) = pack2<T>(dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale);
+            *reinterpret_cast<uint32_t*>(dv_row + n * 8) = pack2<T>(dv[4 * n + 2 * r], dv[4 * n + 2 * r + 1]);
+        }
+    }
+}
+// ANCHOR_END: store_dk_dv
+
+}  // namespace flashlab

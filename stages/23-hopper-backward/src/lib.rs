@@ -1,0 +1,93 @@
+//! Stage 23 — the backward on Hopper: stage 22's backward (P recomputed from the LSE, dK
+//! and dV in registers for a block's keys, dQ summed in an fp32 accumulator, the
+//! deterministic order) as FlashAttention-3's `hopper/` backward: a producer warpgroup whose
+//! warp 0 loads K and V once and Q, dO, LSE and D per query block by TMA into a two-slot
+//! ring, and whose warp 1 adds each dQ tile from shared memory with one bulk reduce-add; two
+//! MMA warpgroups running the five products on wgmma; causal blocks longest first. Hopper
+//! only (sm_90a). Book: "Stage 23: the backward on Hopper".
+
+use harness::backward::BackwardArgs;
+use harness::kernels::kernel_name;
+use harness::tensor_map::BackwardTensorMaps;
+use harness::tma::SMEM_ALIGN_SLACK;
+use harness::{
+    BackwardStage, DType, Gpu, GpuArch, KernelBundle, PrefillStage, Result, Stage, StageInfo,
+    TensorCores, Workload,
+};
+
+pub mod tiles;
+
+pub static KERNELS: KernelBundle = harness::include_kernels!();
+
+pub static INFO: StageInfo = StageInfo {
+    number: 23,
+    // A backward stage names the forward it builds on: stage 19's Hopper forward writes its O
+    // and LSE, and lends it its machinery (TMA, wgmma, the roles). The math is stage 22's.
+    builds_on: Some(19),
+    slug: "hopper-backward",
+    idea: "the backward on Hopper: TMA, wgmma, a producer warpgroup, dQ added from shared memory by one bulk reduce a tile",
+    gpu: GpuArch::Sm90a,
+    tensor_cores: TensorCores::Hgmma,
+    timeline: false,
+    head_dims: &[64, 128],
+    dtypes: &[DType::Bf16, DType::F16],
+    kernels: &KERNELS,
+};
+
+pub struct HopperBackward;
+
+pub static STAGE: HopperBackward = HopperBackward;
+
+impl Stage for HopperBackward {
+    fn info(&self) -> &'static StageInfo {
+        &INFO
+    }
+
+    fn workload(&self) -> Workload<'_> {
+        Workload::Backward(self)
+    }
+}
+
+impl BackwardStage for HopperBackward {
+    /// A Hopper forward writes the O and LSE the backward reads: stage 19's.
+    fn forward(&self) -> &'static dyn PrefillStage {
+        &stage19_lazy_rescale::STAGE
+    }
+
+    // ANCHOR: launch
+    /// Three kernels on one stream: the preprocess over the query rows, the main kernel with
+    /// one block per 128 keys of a K/V head (and the tensor maps of Q, K, V and dO after its
+    /// parameters), the postprocess over the query rows again.
+    fn launch_backward(&self, gpu: &Gpu, args: &BackwardArgs) -> Result<()> {
+        let (p, dtype) = (&args.problem.shape, args.problem.dtype);
+        let kernel = |prefix| KERNELS.function(gpu, &kernel_name(prefix, dtype, p.head_dim));
+        let rows = |per_block: u32| {
+            (
+                (p.seqlen_q as u32).div_ceil(per_block),
+                p.heads as u32,
+                p.batch as u32,
+            )
+        };
+        let keys = (
+            (p.seqlen_k as u32).div_ceil(tiles::BLOCK_N),
+            p.kv_heads as u32,
+            p.batch as u32,
+        );
+        let params = &args.params;
+        let maps = BackwardTensorMaps::new(params, dtype, tiles::BLOCK_M, tiles::BLOCK_N)?;
+        let smem = tiles::main_smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK;
+        let (pre, main, post) = (
+            kernel("bwd_preprocess")?,
+            kernel("bwd")?,
+            kernel("bwd_postprocess")?,
+        );
+        let (pre_grid, post_grid) = (rows(tiles::PRE_ROWS), rows(tiles::POST_ROWS));
+        let pre_block = (tiles::PRE_THREADS, 1, 1);
+        let main_block = (tiles::WARPS * 32, 1, 1);
+        let post_block = (tiles::POST_THREADS, 1, 1);
+        gpu.launch_with(&pre, pre_grid, pre_block, 0, params)?;
+        gpu.launch_with_extra(&main, keys, main_block, smem, params, &maps)?;
+        gpu.launch_with(&post, post_grid, post_block, 0, params)
+    }
+    // ANCHOR_END: launch
+}
