@@ -29,7 +29,8 @@ mod stage22 {
 pub const BLOCK_KV: u32 = stage22::BLOCK_KV;
 /// Query rows per step of the block's loop: the rows of its Q and dO tiles.
 pub const BLOCK_Q: u32 = stage22::BLOCK_Q;
-/// Warps per block: each owns BLOCK_KV / WARPS keys, and BLOCK_Q / WARPS rows of dQ.
+/// Warps per block: each owns BLOCK_KV / WARPS keys, and 16 rows by a 1 / (WARPS / (BLOCK_Q
+/// / 16)) slice of the columns of dQ.
 pub const WARPS: u32 = stage22::WARPS;
 /// The head dims stage 22 runs; the figure draws d at the largest.
 pub const HEAD_DIMS: [u32; 2] = [64, 128];
@@ -576,9 +577,9 @@ pub fn products_svg() -> String {
     g = g.add(line(MARGIN, y, MAX_WIDTH - MARGIN, y, "#cccccc", 1.0));
     y += 8.0;
     let caption = [format!(
-        "Each of the {WARPS} warps owns {} of the block's keys: the m16 rows of products 1-4, and of its dV and dK, which stay in its registers until the last query block. For dQ each warp takes {} of the step's query rows, over all {BLOCK_KV} keys.",
+        "Each of the {WARPS} warps owns {} of the block's keys: the m16 rows of products 1-4, and of its dV and dK, which stay in its registers until the last query block. For dQ the step's {BLOCK_Q} query rows are split among the warps, 16 rows by d/{} columns each, over all {BLOCK_KV} keys.",
         BLOCK_KV / WARPS,
-        BLOCK_Q / WARPS
+        WARPS / (BLOCK_Q / 16)
     )];
     (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
     document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)

@@ -1,6 +1,7 @@
-// atomic.cuh: a counter shared by the blocks of one launch, one wrapper per PTX instruction.
+// atomic.cuh: a counter shared by the blocks of one launch, and the float adds that many
+// blocks make to one fp32 buffer; one wrapper per PTX instruction family.
 // Book: "Stage 15: the combine fused", section "The last split merges"; "Stage 22: the
-// backward pass", section "The deterministic order".
+// backward pass", sections "dQ's atomics" and "The deterministic order".
 #pragma once
 
 namespace flashlab {
@@ -27,5 +28,24 @@ __device__ __forceinline__ int load_acquire_gpu(const int* counter) {
     return value;
 }
 // ANCHOR_END: load_acquire
+
+// ANCHOR: red_add
+// Float adds to global memory with nothing returned (a RED: the add happens in the L2 cache,
+// and the thread does not wait for it), relaxed, at GPU scope, as atomicAdd's. Stage 22's
+// dQ (book: "dQ's atomics"): each thread adds a few consecutive floats of a row. One scalar
+// RED per float makes a warp instruction touch eight 32-byte sectors, half of each unused;
+// sm_90's vector form adds a thread's 2 consecutive floats in one request (each float
+// atomically, not the pair as a whole), and the warp's 8 sectors are full. The address must
+// be 8-byte aligned. Before sm_90 there is none: one atomicAdd per float, the same sum. (The
+// 4-float form, after a shuffle, measured slower: bench/experiments/2026-11-27-backward-dq-atomics.)
+__device__ __forceinline__ void red_add_v2_f32(float* addr, float2 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};" ::"l"(addr), "f"(v.x), "f"(v.y) : "memory");
+#else
+    atomicAdd(addr, v.x);
+    atomicAdd(addr + 1, v.y);
+#endif
+}
+// ANCHOR_END: red_add
 
 }  // namespace flashlab

@@ -9,12 +9,14 @@
 //     stored"): the forward keeps only O and the LSE of each row, and P, too big to store,
 //     is recomputed tile by tile from Q, K and the LSE, already normalized:
 //     P = exp2(S scale_log2 - LSE log2(e)). D is computed once, by a small preprocess kernel.
-//   - Key-major work: a block owns 64 keys of one K/V head and walks every query block that
+//   - Key-major work: a block owns 128 keys of one K/V head and walks every query block that
 //     sees them, for every query head of its group, so dK and dV sum in its registers and are
 //     written once, with no atomics, GQA's sum over heads included.
 //   - dQ's atomics (book: "dQ's atomics"): dQ is a sum over key blocks, which belong to
-//     other blocks, so each block adds its share to an fp32 accumulator with atomicAdd, and a
-//     postprocess kernel scales and rounds it.
+//     other blocks, so each block adds its share to an fp32 accumulator with atomic adds
+//     (sm_90's 8-byte vector REDs, a lane's 2 floats each), and a postprocess kernel scales
+//     and rounds it. A block owns 128 keys, 16 a warp (FlashAttention-2's key block), which
+//     halves the adds per FLOP of 64.
 //   - The deterministic order (book: "The deterministic order"): float addition is not
 //     associative, so adds in whatever order the blocks run give results that differ in the
 //     last bits from run to run. With `deterministic` set, a semaphore per query block makes
@@ -32,10 +34,14 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-constexpr int WARPS = 4;
+constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
 constexpr int BLOCK_KV = WARPS * 16;  // a block's keys: each warp owns 16, the m16 rows of its products
-constexpr int BLOCK_Q = 64;           // query rows per step: each warp's dQ takes 16 of them
+constexpr int BLOCK_Q = 64;           // query rows per step
+// dQ = dS K of a step, BLOCK_Q x D, split among the warps: DQ_ROW_GROUPS groups of 16 rows,
+// each in DQ_COL_SPLITS column slices of D / DQ_COL_SPLITS.
+constexpr int DQ_ROW_GROUPS = BLOCK_Q / 16;
+constexpr int DQ_COL_SPLITS = WARPS / DQ_ROW_GROUPS;
 constexpr int NSTAGES = 2;            // Q/dO ring: the next step's tiles arrive during this one
 constexpr int CHUNK_Q = 32;           // query rows whose S^T and dP^T a warp holds at once
 constexpr int PRE_ROWS = 64, PRE_THREADS = 128;    // the preprocess: query rows and threads per block
@@ -61,8 +67,8 @@ FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D64);
 FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D128);
 static_assert(PRE_ROWS % 16 == 0, "one dQ semaphore per 16 query rows: a preprocess block zeroes whole ones");
 static_assert(BLOCK_Q % 16 == 0, "query block m counts on semaphore m of ceil(seqlen_q / 16): never more blocks than those");
-static_assert(BLOCK_Q == WARPS * 16, "dQ = dS K: each warp takes 16 of the step's query rows");
-static_assert(THREADS == 2 * BLOCK_Q, "a thread stages one LSE or one D of the next step's query rows");
+static_assert(WARPS == DQ_ROW_GROUPS * DQ_COL_SPLITS, "dQ = dS K: each warp takes 16 query rows and a slice of the columns");
+static_assert(THREADS >= 2 * BLOCK_Q, "threads 0 .. 2 BLOCK_Q - 1 stage one LSE or one D of the next step's query rows");
 static_assert(BLOCK_Q % CHUNK_Q == 0 && CHUNK_Q % 16 == 0, "whole chunks of whole k-steps");
 static_assert(NSTAGES == 2, "one barrier per step refills the slot of step s-1 with step s+1");
 
@@ -131,7 +137,8 @@ __device__ void preprocess(const BwdParams& bp) {
 //   dV  += P^T dO     (A: P^T packed from the C layout; B: dO by ldmatrix .trans, as P V reads V)
 //   dP^T = V dO^T     (A: its V rows;  B: dO)
 //   dK  += dS^T Q     (A: dS^T packed; B: Q by .trans)
-//   dQ   = dS K       (through shared memory: each warp 16 query rows, over all 64 keys)
+//   dQ   = dS K       (through shared memory: each warp 16 query rows x D / 2 columns, over
+//                      all 128 keys)
 template <typename T, int D>
 __device__ void attention_backward(const BwdParams& bp) {
     const AttnParams& p = bp.fwd;
@@ -176,10 +183,11 @@ __device__ void attention_backward(const BwdParams& bp) {
         cp_async_commit();
     };
     // This thread's share of a step's row terms: threads 0..63 the LSE of one query row, in
-    // log2 units, threads 64..127 its D. A row with no key at all (forward LSE -inf) and a row
-    // past seqlen_q get LSE +inf, so exp2(S scale_log2 - LSE) is 0 for them, with no mask.
+    // log2 units, threads 64..127 its D, threads 128..255 none. A row with no key at all
+    // (forward LSE -inf) and a row past seqlen_q get LSE +inf, so exp2(S scale_log2 - LSE)
+    // is 0 for them, with no mask.
     auto row_term = [&](int step) {
-        if (step >= n_steps) return 0.f;
+        if (step >= n_steps || threadIdx.x >= 2 * BLOCK_Q) return 0.f;
         const int i = q_block_of(step) * BLOCK_Q + threadIdx.x % BLOCK_Q;
         if (i >= p.seqlen_q) return threadIdx.x < BLOCK_Q ? CUDART_INF_F : 0.f;
         const long long at = lse_index(p, b, head_of(step), i);
@@ -194,17 +202,25 @@ __device__ void attention_backward(const BwdParams& bp) {
     load_tile_async<T, D, BLOCK_KV, THREADS>(v_smem, static_cast<const T*>(p.v) + kv_row_offset(p, b, kv_start, kv_head), kv_stride,
                                              p.seqlen_k - kv_start);
     issue(0);
-    rows_smem[threadIdx.x] = row_term(0);
+    if (threadIdx.x < 2 * BLOCK_Q) rows_smem[threadIdx.x] = row_term(0);
 
     // Where lane's ldmatrix.x4 addresses point, stepped from there with one XOR or add:
     // a_off0: the A fragment of the warp's 16 rows of K or V (as stage 9 reads Q);
     // b_off0: a B fragment of Q or dO, rows as N, two n8 tiles (as stage 9 reads K);
     // bt_off0: a B fragment of dO, Q or K by .trans, rows as k (as stage 9 reads V);
-    // ds_off0: dQ's A fragment, dS, read by .trans from dS^T's tile (queries are its columns).
+    // ds_off0: dQ's A fragment, dS, read by .trans from dS^T's tile (queries are its columns):
+    // the warp's 16 query rows of dQ, group warp % DQ_ROW_GROUPS;
+    // bt_dq0: bt_off0 moved to the first column of the warp's slice of dQ, warp / DQ_ROW_GROUPS.
+    // A slice is 64 columns at D = 128 (bit 6 of the offset, which the swizzle leaves alone:
+    // an add) and 32 at D = 64 (an XOR of bit 5): either way the steps within it, 16 columns
+    // at a time, stay inside the bits swizzled_step_cols leaves to them.
     const int a_off0 = tile_offset<D>(warp * 16 + lane % 16, (lane / 16) * 8);
     const int b_off0 = tile_offset<D>((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int bt_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
-    const int ds_off0 = ds_offset((lane / 16) * 8 + lane % 8, warp * 16 + ((lane / 8) % 2) * 8);
+    const int dq_rows = (warp % DQ_ROW_GROUPS) * 16, dq_col0 = (warp / DQ_ROW_GROUPS) * (D / DQ_COL_SPLITS);
+    const int ds_off0 = ds_offset((lane / 16) * 8 + lane % 8, dq_rows + ((lane / 8) % 2) * 8);
+    static_assert(D % (DQ_COL_SPLITS * 16) == 0, "whole pairs of n8 tiles in every column slice");
+    const int bt_dq0 = swizzled_step_cols(bt_off0, dq_col0 / 16);
 
     // acc[n] (the warp's 16 rows x query columns 8n..8n+7 of a chunk) = those rows of a_tile
     // times b_tile^T, b_tile the chunk's CHUNK_Q rows of Q or dO.
@@ -284,9 +300,11 @@ __device__ void attention_backward(const BwdParams& bp) {
             // P^T, recomputed: S is Q K^T again, and the LSE turns it into the forward's P
             // with one exponential, no row max, no row sum (book: "What is recomputed and
             // what is stored"). Lane's element e of n8 tile n: key g + 8 (e / 2) of the
-            // warp's 16, query 8 n + 2 t + e % 2 of the chunk's. Only a chunk that reaches
-            // past seqlen_k, or past the causal diagonal, compiles the mask (stage 8's
-            // masked_or_not); P = 0 there.
+            // warp's 16, query 8 n + 2 t + e % 2 of the chunk's. Only a chunk whose query
+            // rows reach past seqlen_k, or past the causal diagonal, within the warp's 16
+            // keys compiles the mask (stage 8's masked_or_not, per warp: the test is uniform
+            // in the warp, and with 128 keys a block-wide one would mask twice the chunks);
+            // P = 0 there.
             auto recompute_p = [&](auto MASKED) {
 #pragma unroll
                 for (int n = 0; n < CHUNK_Q / 8; ++n) {
@@ -302,7 +320,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                     }
                 }
             };
-            masked_or_not<BLOCK_KV>(p, kv_start, q0, recompute_p);
+            masked_or_not<16>(p, kv_start + warp * 16, q0, recompute_p);
             // ANCHOR_END: recompute_p
 
             // ANCHOR: ds
@@ -354,11 +372,21 @@ __device__ void attention_backward(const BwdParams& bp) {
         // ANCHOR_END: deterministic
 
         // ANCHOR: dq_atomics
-        // dQ = dS K for the warp's 16 query rows (book: "dQ's atomics"). dS comes from dS^T's
-        // tile by ldmatrix .trans; K is B read by .trans, as P V reads V. dQ is a sum over
-        // every key block, most of them other blocks', so this block adds its share to the
-        // fp32 accumulator: one atomicAdd (a RED, nothing returned) per element, two n8
-        // tiles at a time, so only 8 accumulators are live.
+        // dQ = dS K for the warp's 16 query rows and D / 2 columns over the block's 128 keys
+        // (book: "dQ's atomics"). dS comes from dS^T's tile by ldmatrix .trans; K is B read by
+        // .trans, as P V reads V. dQ is a sum over every key block, most of them other
+        // blocks', so this block adds its share to the fp32 accumulator, once per element,
+        // two n8 tiles at a time (8 accumulators live): with 128 keys a block, half the adds
+        // per FLOP of 64. The adds are REDs (atomic, nothing returned), and they are what
+        // costs: with 64 keys, one scalar RED per element made each warp instruction touch
+        // eight 32-byte sectors, each half used, and took ~45% of the main kernel's time on
+        // an H200 (bf16, D = 128, 16 heads of 4096 queries: 2.47 ms; 1.34 ms with no adds at
+        // all, 1.61 ms with 8-byte vector REDs).
+        // So on sm_90 each lane adds its pair of consecutive floats with one 8-byte RED, each
+        // warp instruction filling the 8 sectors it touches (red_add_v2_f32; before sm_90,
+        // two scalar REDs). A 16-byte RED after a shuffle that gives each lane 4 floats of one
+        // row measured slower (1.68 ms against 1.61 at 64 keys on an H100: the shuffles cost
+        // more than the halved REDs save; bench/experiments/2026-11-27-backward-dq-atomics).
         {
             uint32_t ds_a[BLOCK_KV / 16][4];
 #pragma unroll
@@ -368,28 +396,25 @@ __device__ void attention_backward(const BwdParams& bp) {
             bool row_valid[2];
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                const int i = q_start + warp * 16 + g + 8 * r;
+                const int i = q_start + dq_rows + g + 8 * r;
                 row_valid[r] = i < p.seqlen_q;
-                dq_row[r] = bp.dq_accum + q_row_offset(p, b, row_valid[r] ? i : 0, h) + 2 * t;
+                dq_row[r] = bp.dq_accum + q_row_offset(p, b, row_valid[r] ? i : 0, h) + dq_col0 + 2 * t;
             }
 #pragma unroll
-            for (int n = 0; n < D / 8; n += 2) {
+            for (int n = 0; n < D / DQ_COL_SPLITS / 8; n += 2) {  // the slice's n8 tiles
                 float dq[2][4] = {};
 #pragma unroll
                 for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
                     uint32_t kf[4];
-                    ldmatrix_x4_trans(kf, smem_addr(k_smem + swizzled_step_rows<D>(swizzled_step_cols(bt_off0, n / 2), 2 * kk)));
+                    ldmatrix_x4_trans(kf, smem_addr(k_smem + swizzled_step_rows<D>(swizzled_step_cols(bt_dq0, n / 2), 2 * kk)));
                     mma_m16n8k16<T>(dq[0], ds_a[kk], kf[0], kf[1]);
                     mma_m16n8k16<T>(dq[1], ds_a[kk], kf[2], kf[3]);
                 }
 #pragma unroll
-                for (int r = 0; r < 2; ++r)
-                    if (row_valid[r])
+                for (int c = 0; c < 2; ++c)
 #pragma unroll
-                        for (int c = 0; c < 2; ++c) {
-                            atomicAdd(dq_row[r] + (n + c) * 8, dq[c][2 * r]);
-                            atomicAdd(dq_row[r] + (n + c) * 8 + 1, dq[c][2 * r + 1]);
-                        }
+                    for (int r = 0; r < 2; ++r)
+                        if (row_valid[r]) red_add_v2_f32(dq_row[r] + (n + c) * 8, make_float2(dq[c][2 * r], dq[c][2 * r + 1]));
             }
         }
         // ANCHOR_END: dq_atomics
@@ -404,7 +429,7 @@ __device__ void attention_backward(const BwdParams& bp) {
             if (threadIdx.x == 0) atomic_add_acq_rel_gpu(sem, 1);
         }
         // ANCHOR_END: deterministic_count
-        rows_smem[((step + 1) % NSTAGES) * 2 * BLOCK_Q + threadIdx.x] = next_row_term;
+        if (threadIdx.x < 2 * BLOCK_Q) rows_smem[((step + 1) % NSTAGES) * 2 * BLOCK_Q + threadIdx.x] = next_row_term;
     }
     cp_async_wait<0>();  // no copy may still be landing when the block exits
 
