@@ -101,6 +101,8 @@ const TIMELINE_ABOUT: &str = "Stage N's measured timeline: when each warpgroup's
 
 Runs the stage's timed kernel, then its timeline kernel (the same source built to record, timeline.cuh) on the same problem and inputs: lane 0 of each warpgroup of the first --blocks blocks records when each phase of each iteration started and ended (wait empty and load for a producer; wait full, QKᵀ and P·V from issue to completion, softmax, sync and the epilogue for a consumer). The timeline run is checked against the CPU oracle like any run, both are timed as `flashlab stage` times (--timing), and the difference is printed as the instrumentation's overhead. Then a summary per role and phase, and the chart: one lane per warpgroup, the products on thin rows above it, hover text on every bar, --tiles (or --all) choosing the part of the run drawn.
 
+A backward stage (23) runs the forward it builds on first, untimed, then its three kernels, of which the main one records: its load warp (wait empty, load), its dQ writer warp (sync, dQ reduce), and its two MMA warpgroups, a step (a query block) at a time (wait full; Sᵀ/dPᵀ and dV/dK/dQ from issue to completion; Pᵀ recomputed; dSᵀ formed; the syncs; dQ's store; dK and dV stored as the epilogue). Its check is dQ, dK and dV against the f64 backward, and its times those of the three kernels.
+
 Stages with timeline kernels are marked in the stage table (StageInfo::timeline); they are built for bf16 and head dims 64 and 128. Exit status 1 when the check failed (the chart is still written).";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -399,7 +401,8 @@ pub struct TimelineArgs {
     #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=32))]
     pub blocks: u32,
     /// The K/V tiles to draw, A..B (B excluded): from the first start to the last end of
-    /// their phases in any recorded warpgroup, whatever else ran meanwhile included.
+    /// their phases in any recorded warpgroup, whatever else ran meanwhile included. A
+    /// backward stage's iterations are its steps: the query blocks a block walks.
     #[arg(long, value_name = "A..B", default_value = "0..6")]
     pub tiles: TileRange,
     /// Draw the whole run instead of --tiles.

@@ -201,6 +201,7 @@ fn backward_stage(stage: &dyn BackwardStage, args: StageArgs) -> Result<i32> {
         check: !args.no_check,
         timing: (!args.no_time).then_some(args.timing.timing),
         deterministic: args.deterministic,
+        timeline: None,
     };
     let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
@@ -434,13 +435,30 @@ fn ungated_note(protocol: TimingProtocol) -> &'static str {
 }
 
 fn timeline(args: TimelineArgs) -> Result<i32> {
-    use harness::timeline::{Timeline, TimelineRequest};
     let stage = find(args.number).map_err(anyhow::Error::msg)?;
-    let info = stage.info();
     let problem = args.shape.problem();
     // Refused before touching the GPU: a stage without timeline kernels names those with one.
-    harness::timeline::check(info, &problem, STAGES.iter().map(|s| s.info()))?;
-    let run = PrefillRun::new(stage.workload().prefill()?, &problem)?;
+    harness::timeline::check(stage.info(), &problem, STAGES.iter().map(|s| s.info()))?;
+    match stage.workload() {
+        Workload::Prefill(stage) => prefill_timeline(stage, &args, problem),
+        Workload::Backward(stage) => backward_timeline(stage, &args, problem),
+        // `check` refuses them first: no decode stage has timeline kernels.
+        Workload::Decode(_) => anyhow::bail!(
+            "stage {} is a decode stage: its kernels have no timeline variants",
+            stage.info().label()
+        ),
+    }
+}
+
+/// `flashlab timeline N` for a prefill stage: the timed kernel, then the timeline kernel on
+/// the same inputs, checked against the oracle.
+fn prefill_timeline(
+    stage: &dyn PrefillStage,
+    args: &TimelineArgs,
+    problem: harness::Problem,
+) -> Result<i32> {
+    use harness::timeline::TimelineRequest;
+    let run = PrefillRun::new(stage, &problem)?;
     let gpu = Gpu::open()?;
     let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
     let timing = (!args.no_time).then_some(args.timing.timing);
@@ -471,10 +489,7 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
     let buffer = outputs
         .timeline
         .context("the timeline run returned no events")?;
-    let recorded = Timeline::from_buffer(&buffer)?;
-
-    print_run_header(info, &gpu, &problem, report.seed);
-    let failed = report.check.as_ref().is_some_and(|c| !c.passed);
+    print_run_header(stage.info(), &gpu, &problem, report.seed);
     if let Some(c) = &report.check {
         println!(
             "check    {}  {} (the timeline kernel's output)",
@@ -482,15 +497,120 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
             c.summary()
         );
     }
-    let out = crate::timeline::report(
-        &crate::timeline::Runs {
-            info,
-            gpu: &gpu.name,
+    draw_timeline(
+        args,
+        Recorded {
+            info: stage.info(),
+            gpu: &gpu,
             problem,
             seed: report.seed,
-            check: report.check.as_ref(),
+            check: report
+                .check
+                .as_ref()
+                .map(crate::timeline::RunCheck::Prefill),
+            passed: report.check.as_ref().is_none_or(|c| c.passed),
             timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
             recorded: report.timing.as_ref(),
+            buffer: &buffer,
+        },
+    )
+}
+
+/// `flashlab timeline N` for a backward stage: the forward it builds on writes O and the
+/// LSE, then the backward's timed kernels, then the same with its main kernel's timeline
+/// build, checked against the f64 backward. The times are the backward's three kernels'.
+fn backward_timeline(
+    stage: &dyn BackwardStage,
+    args: &TimelineArgs,
+    problem: harness::Problem,
+) -> Result<i32> {
+    use harness::timeline::TimelineRequest;
+    let run = BackwardRun::new(stage, &problem)?;
+    let gpu = Gpu::open()?;
+    let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
+    let timing = (!args.no_time).then_some(args.timing.timing);
+    let opts = |timeline: Option<TimelineRequest>| BackwardOptions {
+        seed: Some(seed),
+        // The timed kernels are checked by `flashlab stage`; here, the run that records.
+        check: timeline.is_some(),
+        timing,
+        deterministic: false,
+        timeline,
+    };
+    let timed = match timing {
+        Some(_) => Some(
+            run.run(&gpu, &opts(None))
+                .map_err(|e| naming_runnable(e, &gpu))?
+                .0,
+        ),
+        None => None,
+    };
+    let request = TimelineRequest {
+        blocks: args.blocks,
+    };
+    let (report, outputs) = run
+        .run(&gpu, &opts(Some(request)))
+        .map_err(|e| naming_runnable(e, &gpu))?;
+    let buffer = outputs
+        .timeline
+        .context("the timeline run returned no events")?;
+    print_run_header(stage.info(), &gpu, &problem, report.seed);
+    println!(
+        "forward  stage {} wrote O and the LSE (not timed); the times below are the backward's three kernels, of which the main one records",
+        report.forward_stage
+    );
+    if let Some(c) = &report.check {
+        println!(
+            "check    {}  {} (the timeline kernel's output)",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.summary()
+        );
+    }
+    draw_timeline(
+        args,
+        Recorded {
+            info: stage.info(),
+            gpu: &gpu,
+            problem,
+            seed: report.seed,
+            check: report
+                .check
+                .as_ref()
+                .map(crate::timeline::RunCheck::Backward),
+            passed: report.check.as_ref().is_none_or(|c| c.passed),
+            timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
+            recorded: report.timing.as_ref(),
+            buffer: &buffer,
+        },
+    )
+}
+
+/// What a timeline run brought back, whatever its workload.
+struct Recorded<'a> {
+    info: &'static harness::StageInfo,
+    gpu: &'a Gpu,
+    problem: harness::Problem,
+    seed: u64,
+    check: Option<crate::timeline::RunCheck<'a>>,
+    passed: bool,
+    timed: Option<&'a harness::timing::Timing>,
+    recorded: Option<&'a harness::timing::Timing>,
+    buffer: &'a harness::timeline::TimelineBuffer,
+}
+
+/// The overhead, the summary, the chart and the JSON of a recorded run; exit status 1 when
+/// its check failed (the chart is still written).
+fn draw_timeline(args: &TimelineArgs, r: Recorded) -> Result<i32> {
+    let recorded = harness::timeline::Timeline::from_buffer(r.buffer)?;
+    let out = crate::timeline::report(
+        &crate::timeline::Runs {
+            info: r.info,
+            gpu: &r.gpu.name,
+            problem: r.problem,
+            seed: r.seed,
+            check: r.check,
+            timed: r.timed,
+            recorded: r.recorded,
             timeline: &recorded,
             blocks: args.blocks,
         },
@@ -509,7 +629,7 @@ fn timeline(args: TimelineArgs) -> Result<i32> {
         write_creating_parent(path, &serde_json::to_string_pretty(&out.json)?)?;
         println!("wrote    {}", path.display());
     }
-    Ok(if failed { 1 } else { 0 })
+    Ok(if r.passed { 0 } else { 1 })
 }
 
 fn write_creating_parent(path: &std::path::Path, contents: &str) -> Result<()> {

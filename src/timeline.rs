@@ -1,8 +1,9 @@
 //! `flashlab timeline N`'s pieces that need no GPU: a recorded [`Timeline`] as
 //! protocol-viz's chart data, the phase summary as text, and the overhead.
 
+use harness::backward::check::BackwardCheck;
 use harness::check::CheckReport;
-use harness::timeline::{Lane, Phase, PhaseStat, Timeline, summarize};
+use harness::timeline::{Lane, Phase, PhaseStat, Role, Timeline, summarize};
 use harness::timing::Timing;
 use harness::{Problem, StageInfo};
 use protocol_viz::timeline::{Chart, LegendEntry, Span, Window, duration};
@@ -10,12 +11,13 @@ use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// How a phase is drawn: its thin row above the lane for the products (QKᵀ on top, P·V
-/// under it: in stage 16 they overlap each other and the softmax), the lane's
-/// own row for the rest.
+/// under it: in stage 16 they overlap each other and the softmax; in the backward Sᵀ/dPᵀ
+/// on top, dV/dK/dQ under it, overlapping each other, Pᵀ and dSᵀ), the lane's own row for
+/// the rest.
 pub fn sub_row(phase: Phase) -> u8 {
     match phase {
-        Phase::Qk => 1,
-        Phase::Pv => 2,
+        Phase::Qk | Phase::BwdScores => 1,
+        Phase::Pv | Phase::BwdGrads => 2,
         _ => 0,
     }
 }
@@ -69,7 +71,7 @@ pub fn chart(timeline: &Timeline, title: String, subtitle: Vec<String>, window: 
         })
         .collect();
     let mut notes = vec![
-        "QKᵀ and P·V are drawn from issue to completion on the thin rows above each lane (QKᵀ on top), every other phase on the lane's own row; hover over a bar for its numbers.".to_string(),
+        products_note(timeline),
         "Cycles become ns through the %globaltimer and clock64 pairs each warpgroup records at its start and end: one line per SM, whose warpgroups stay exactly in step, so blocks on different SMs share one time axis (to within a %globaltimer step).".to_string(),
     ];
     notes.extend(timeline.truncated().map(|l| {
@@ -85,6 +87,49 @@ pub fn chart(timeline: &Timeline, title: String, subtitle: Vec<String>, window: 
         legend,
         window,
         notes,
+    }
+}
+
+/// The chart's first note: which products are drawn on the thin rows, named as recorded
+/// (QKᵀ and P·V in the forward, Sᵀ/dPᵀ and dV/dK/dQ in the backward).
+fn products_note(timeline: &Timeline) -> String {
+    let mut products: Vec<Phase> = Phase::ALL
+        .into_iter()
+        .filter(|p| p.is_gemm())
+        .filter(|p| {
+            timeline
+                .lanes
+                .iter()
+                .any(|l| l.spans_of(*p).next().is_some())
+        })
+        .collect();
+    if products.is_empty() {
+        products = vec![Phase::Qk, Phase::Pv];
+    }
+    products.sort_by_key(|p| sub_row(*p));
+    let labels: Vec<&str> = products.iter().map(|p| p.label()).collect();
+    let named = match labels.as_slice() {
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        [] => unreachable!("filled above"),
+    };
+    format!(
+        "{named} are drawn from issue to completion on the thin rows above each lane ({} on top), every other phase on the lane's own row; hover over a bar for its numbers.",
+        labels[0]
+    )
+}
+
+/// `2 warpgroups`, or for the backward, whose load and dQ writer are warps, `4 lanes`.
+fn lanes_recorded(timeline: &Timeline) -> String {
+    let n = timeline.lanes.len();
+    if timeline
+        .lanes
+        .iter()
+        .any(|l| matches!(l.role, Role::Writer | Role::Mma))
+    {
+        format!("{n} lanes (warps and warpgroups)")
+    } else {
+        format!("{n} warpgroups")
     }
 }
 
@@ -118,6 +163,15 @@ pub fn summary_lines(stats: &[PhaseStat]) -> Vec<String> {
         .collect()
 }
 
+/// The check of the run that recorded: O and the LSE against the oracle for a prefill
+/// stage, dQ, dK and dV against the f64 backward for a backward stage.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(untagged)]
+pub enum RunCheck<'a> {
+    Prefill(&'a CheckReport),
+    Backward(&'a BackwardCheck),
+}
+
 /// What `flashlab timeline` brought back from the GPU: the timed kernel's timing, the
 /// timeline kernel's check, timing and events.
 pub struct Runs<'a> {
@@ -125,7 +179,7 @@ pub struct Runs<'a> {
     pub gpu: &'a str,
     pub problem: Problem,
     pub seed: u64,
-    pub check: Option<&'a CheckReport>,
+    pub check: Option<RunCheck<'a>>,
     /// The timed kernel's, and the timeline kernel's (`None` under `--no-time`).
     pub timed: Option<&'a Timing>,
     pub recorded: Option<&'a Timing>,
@@ -153,7 +207,7 @@ struct Json<'a> {
     timed_ms: Option<f64>,
     timeline_ms: Option<f64>,
     overhead_percent: Option<f64>,
-    check: Option<&'a CheckReport>,
+    check: Option<RunCheck<'a>>,
     summary: &'a [PhaseStat],
     timeline: &'a Timeline,
 }
@@ -206,13 +260,13 @@ pub fn report(runs: &Runs, window: Window) -> Report {
         .map(|(b, sm)| format!("block {b} on SM {sm}"))
         .collect();
     lines.push(format!(
-        "recorded {}: {} warpgroups, {} spans over {}, {clock}",
+        "recorded {}: {}, {} spans over {}, {clock}",
         if where_.is_empty() {
             "nothing".to_string()
         } else {
             where_.join(", ")
         },
-        t.lanes.len(),
+        lanes_recorded(t),
         t.lanes.iter().map(|l| l.spans.len()).sum::<usize>(),
         duration(t.duration_ns()),
     ));
@@ -474,6 +528,186 @@ mod tests {
         assert!(r.warnings.is_empty());
         assert!(r.json["overhead_percent"].is_null());
         assert_eq!(r.svg.matches("class=\"span qk\"").count(), 1);
+    }
+
+    /// Block 0 of a backward (stage 23's slots: 0 the load warp, 1 the dQ writer, 2 and 3
+    /// the MMA warpgroups), 2 steps of 1000 cycles at 1 GHz.
+    fn backward() -> Timeline {
+        let e = |wg: u8, phase: Phase, iteration: u32, start: u64, end: u64| RawEvent {
+            start,
+            end,
+            block: 0,
+            iteration,
+            sm: 5,
+            warpgroup: wg,
+            phase: phase as u8,
+        };
+        let mut buf = TimelineBuffer::zeroed(1, 32);
+        let clocks = |wg: u8, mut events: Vec<RawEvent>| {
+            events.insert(0, e(wg, Phase::Clock, 0, 1_000, 100));
+            events.push(e(wg, Phase::Clock, 0, 3_500, 2_600));
+            events
+        };
+        let mut load = Vec::new();
+        let mut writer = Vec::new();
+        for k in 0..2u32 {
+            let c = 110 + 1_000 * u64::from(k);
+            load.extend([
+                e(0, Phase::WaitEmpty, k, c, c + 10),
+                e(0, Phase::Load, k, c + 10, c + 50),
+            ]);
+            writer.extend([
+                e(1, Phase::Sync, k, c + 90, c + 990),
+                e(1, Phase::DqReduce, k, c + 990, c + 1_030),
+            ]);
+        }
+        buf.put_slot(0, 0, &clocks(0, load));
+        buf.put_slot(0, 1, &clocks(1, writer));
+        for wg in 2..4u8 {
+            let mut mma = Vec::new();
+            for k in 0..2u32 {
+                let c = 200 + 1_000 * u64::from(k);
+                mma.extend([
+                    e(wg, Phase::WaitFull, k, c, c + 20),
+                    e(wg, Phase::BwdP, k, c + 150, c + 300),
+                    e(wg, Phase::BwdScores, k, c + 20, c + 400),
+                    e(wg, Phase::BwdDs, k, c + 400, c + 550),
+                    e(wg, Phase::Sync, k, c + 560, c + 600),
+                    e(wg, Phase::BwdGrads, k, c + 300, c + 850),
+                    e(wg, Phase::Sync, k, c + 850, c + 900),
+                    e(wg, Phase::DqStore, k, c + 900, c + 990),
+                ]);
+            }
+            mma.push(e(wg, Phase::Epilogue, 2, 2_200, 2_500));
+            buf.put_slot(0, u32::from(wg), &clocks(wg, mma));
+        }
+        Timeline::from_buffer(&buf).unwrap()
+    }
+
+    #[test]
+    fn a_backward_chart_names_its_lanes_and_puts_its_products_above() {
+        let t = backward();
+        let c = chart(&t, "t".into(), vec![], Window::All);
+        let names: Vec<&str> = c.lanes.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["producer", "dQ writer", "MMA 0", "MMA 1"]);
+        let mma = &c.lanes[2];
+        let row = |class: &str| {
+            let s = mma.spans.iter().find(|s| s.class == class).unwrap();
+            (s.sub_row, s.note.as_str())
+        };
+        assert_eq!(row("bwd_scores"), (1, "issue → complete"));
+        assert_eq!(row("bwd_grads"), (2, "issue → complete"));
+        for class in ["wait_full", "bwd_p", "bwd_ds", "sync", "dq_store"] {
+            assert_eq!(row(class), (0, ""), "{class}");
+        }
+        let legend: Vec<&str> = c.legend.iter().map(|e| e.label.as_str()).collect();
+        assert_eq!(
+            legend,
+            [
+                "wait empty",
+                "load",
+                "wait full",
+                "sync",
+                "epilogue",
+                "Sᵀ/dPᵀ",
+                "Pᵀ",
+                "dSᵀ",
+                "dV/dK/dQ",
+                "dQ store",
+                "dQ reduce"
+            ]
+        );
+        assert!(c.notes[0].starts_with(
+            "Sᵀ/dPᵀ and dV/dK/dQ are drawn from issue to completion on the thin rows above each lane (Sᵀ/dPᵀ on top)"
+        ));
+        // The forward's note is as it was.
+        let forward = chart(&timeline(32), "t".into(), vec![], Window::All);
+        assert!(forward.notes[0].starts_with(
+            "QKᵀ and P·V are drawn from issue to completion on the thin rows above each lane (QKᵀ on top), every other phase"
+        ));
+        let svg = protocol_viz::timeline::render(&c);
+        assert!(svg.contains(
+            "block 0 · SM 5 · MMA 1, tile 1: Sᵀ/dPᵀ 380 ns (issue → complete), 1.120 → 1.500 µs"
+        ));
+        assert_eq!(svg.matches("class=\"span bwd_grads\"").count(), 4);
+        assert_eq!(svg.matches("class=\"span dq_reduce\"").count(), 2);
+    }
+
+    #[test]
+    fn a_backward_summary_lists_each_roles_phases() {
+        let lines = summary_lines(&summarize(&backward()));
+        let header = summary_header();
+        for line in &lines {
+            assert_eq!(line.chars().count(), header.chars().count(), "{line}");
+        }
+        assert_eq!(
+            lines[2],
+            "dQ writer sync             2 x     900 ns   72.0%"
+        );
+        assert_eq!(
+            lines[3],
+            "dQ writer dQ reduce        2 x      40 ns    3.2%"
+        );
+        let roles: Vec<&str> = lines.iter().map(|l| l[..9].trim_end()).collect();
+        assert_eq!(
+            roles,
+            [
+                "producer",
+                "producer",
+                "dQ writer",
+                "dQ writer",
+                "MMA",
+                "MMA",
+                "MMA",
+                "MMA",
+                "MMA",
+                "MMA",
+                "MMA",
+                "MMA"
+            ]
+        );
+        let report = report(
+            &Runs {
+                info: crate::stages::find(23).unwrap().info(),
+                gpu: "NVIDIA H200",
+                problem: Problem::new(1, 2, 128, 128),
+                seed: 3,
+                check: None,
+                timed: None,
+                recorded: None,
+                timeline: &backward(),
+                blocks: 1,
+            },
+            Window::All,
+        );
+        assert!(
+            report.lines[0].starts_with(
+                "recorded block 0 on SM 5: 4 lanes (warps and warpgroups), 42 spans over 2.50 µs"
+            ),
+            "{}",
+            report.lines[0]
+        );
+        assert!(
+            report
+                .svg
+                .contains("Stage 23 (hopper-backward): a measured timeline")
+        );
+        assert_eq!(report.json["timeline"]["lanes"][1]["role"], "writer");
+        assert_eq!(report.json["timeline"]["lanes"][2]["role"], "mma");
+    }
+
+    /// Every phase the kernels record is drawn in its own colour, and the chart's classes
+    /// are the harness's phase names.
+    #[test]
+    fn every_phase_has_a_colour() {
+        use protocol_viz::timeline::CLASS_COLOURS;
+        for phase in Phase::ALL.into_iter().filter(|p| *p != Phase::Clock) {
+            assert!(
+                CLASS_COLOURS.iter().any(|(c, _)| *c == phase.name()),
+                "{phase:?}"
+            );
+        }
+        assert_eq!(CLASS_COLOURS.len(), Phase::ALL.len() - 1);
     }
 
     #[test]

@@ -197,6 +197,15 @@ fn bad_input_exits_2_with_a_clear_message() {
             "cannot be used with",
         ),
         (&["timeline", "11", "--blocks", "0"], "--blocks"),
+        // The backward stage with timeline kernels takes them as the forward ones do.
+        (
+            &["timeline", "22"],
+            "stage 22 (backward) has no timeline kernels",
+        ),
+        (
+            &["timeline", "23", "--dtype", "f16"],
+            "stage 23 (hopper-backward) does not support dtype f16 in its timeline kernels",
+        ),
         // Decode: impossible shapes, and decode flags where they mean nothing.
         (&["stage", "14", "--seqlen-q", "17"], "1 to 16 query rows"),
         (
@@ -364,10 +373,12 @@ fn timeline_without_a_gpu_says_so_and_exits_2() {
     if harness::Gpu::open().is_ok() {
         return;
     }
-    let (code, stderr) = flashlab(&["timeline", "11", "--seqlen", "256", "--no-time"]);
-    assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    for stage in ["11", "23"] {
+        let (code, stderr) = flashlab(&["timeline", stage, "--seqlen", "256", "--no-time"]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("flashlab: no NVIDIA GPU found"), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }
 
 #[test]

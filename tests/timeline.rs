@@ -2,17 +2,20 @@
 //! small problem, recorded, checked against the oracle like any run, and its events held
 //! to what every stage design records (each consumer does QKᵀ, softmax and P·V once per
 //! tile, in that order for each tile; a producer issues a tile before a consumer has it);
-//! stage 11's serial loop to more. Hopper only: elsewhere each GPU test is reported
-//! ignored, with the reason. `flashlab timeline N` draws the same events.
+//! stage 11's serial loop to more; the backward's (stage 23) to its roles' order within a
+//! step and between them. Hopper only: elsewhere each GPU test is reported ignored, with
+//! the reason. `flashlab timeline N` draws the same events.
 
 use flashlab::stages::STAGES;
+use harness::backward::run::{BackwardOptions, BackwardRun};
 use harness::run::{RunOptions, run_stage};
 use harness::testing::{Checked, Needs, Skipped};
 use harness::timeline::{Lane, Phase, Role, Timeline, TimelineRequest};
-use harness::{Problem, Stage};
+use harness::{BackwardStage, Problem, Stage, Workload};
 use std::collections::BTreeSet;
 use synthetic::{
-    a_producer_and_two_consumers_pass, a_softmax_before_its_product_completed_fails,
+    a_backward_recording_passes, a_producer_and_two_consumers_pass,
+    a_softmax_before_its_product_completed_fails, an_mma_step_out_of_order_fails,
     stage_11s_recording_passes,
 };
 
@@ -22,6 +25,8 @@ harness::test_main!(
         stage_11s_recording_passes,
         a_producer_and_two_consumers_pass,
         a_softmax_before_its_product_completed_fails,
+        a_backward_recording_passes,
+        an_mma_step_out_of_order_fails,
     ],
 );
 
@@ -54,6 +59,34 @@ fn record(stage: &dyn Stage, problem: &Problem) -> Result<Timeline, Skipped> {
     Ok(Timeline::from_buffer(&buffer).unwrap_or_else(|e| panic!("stage {}: {e}", info.label())))
 }
 
+/// The backward stage's timeline run on `problem` (the forward before it, then its three
+/// kernels, the main one recording), checked against the f64 backward; `Err` where this
+/// GPU cannot run the stage.
+fn record_backward(stage: &dyn BackwardStage, problem: &Problem) -> Result<Timeline, Skipped> {
+    let info = stage.info();
+    let gpu = harness::testing::gpu_for(info)?;
+    let opts = BackwardOptions {
+        seed: None,
+        check: true,
+        timing: None,
+        deterministic: false,
+        timeline: Some(TimelineRequest { blocks: BLOCKS }),
+    };
+    let (report, outputs) = BackwardRun::new(stage, problem)
+        .and_then(|run| run.run(&gpu, &opts))
+        .unwrap_or_else(|e| panic!("stage {} on {problem}: {e}", info.label()));
+    let check = report.check.expect("checking was asked for");
+    assert!(
+        check.passed,
+        "stage {} on {problem} (seed {}): the timeline kernel's gradients fail the check: {}",
+        info.label(),
+        report.seed,
+        check.summary()
+    );
+    let buffer = outputs.timeline.expect("a timeline was asked for");
+    Ok(Timeline::from_buffer(&buffer).unwrap_or_else(|e| panic!("stage {}: {e}", info.label())))
+}
+
 /// The iterations of one phase's spans, in the order recorded.
 fn iterations(lane: &Lane, phase: Phase) -> Vec<u32> {
     lane.spans_of(phase).map(|s| s.iteration).collect()
@@ -66,15 +99,15 @@ fn span(lane: &Lane, phase: Phase, t: u32) -> &harness::timeline::Span {
         .unwrap_or_else(|| panic!("no {phase:?} of tile {t}"))
 }
 
-/// What holds for every stage design: returns each block's tile count.
-fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32> {
+/// What holds for every recording, forward or backward: blocks 0 to BLOCKS - 1, each on
+/// one SM, every lane whole, with a plausible clock and its spans inside it.
+fn assert_lanes_plausible(label: &str, problem: &Problem, t: &Timeline) {
     let blocks: BTreeSet<u32> = t.lanes.iter().map(|l| l.block).collect();
     assert_eq!(
         blocks,
         (0..BLOCKS).collect(),
         "stage {label} on {problem}: recorded blocks"
     );
-    let mut tiles = Vec::new();
     for block in 0..BLOCKS {
         let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
         let at = |l: &Lane| format!("stage {label} on {problem}: block {block} {}", l.name());
@@ -96,6 +129,16 @@ fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32>
                 assert!(s.duration_ns() >= 0.0 && s.start_ns >= l.start_ns);
             }
         }
+    }
+}
+
+/// What holds for every stage design of a forward: returns each block's tile count.
+fn assert_every_design(label: &str, problem: &Problem, t: &Timeline) -> Vec<u32> {
+    assert_lanes_plausible(label, problem, t);
+    let mut tiles = Vec::new();
+    for block in 0..BLOCKS {
+        let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
+        let at = |l: &Lane| format!("stage {label} on {problem}: block {block} {}", l.name());
         let consumers: Vec<&Lane> = lanes
             .iter()
             .copied()
@@ -229,6 +272,167 @@ fn assert_serial(problem: &Problem, t: &Timeline, tiles: &[u32], (block_q, block
     }
 }
 
+/// The steps (query blocks) block `block` of the backward walks, with stage 23's tiles:
+/// the grid is (key blocks, K/V heads, batch), handed out longest first when causal
+/// (hopper/backward_scheduler.cuh: `bwd_longest_first`), and a key block sees every query
+/// block of each head of its group, or with the causal mask those from the one holding
+/// the first row that sees its first key.
+fn backward_steps(problem: &Problem, block: u32) -> u32 {
+    use stage23_hopper_backward::tiles::{BLOCK_M, BLOCK_N};
+    let s = &problem.shape;
+    let key_blocks = (s.seqlen_k as u32).div_ceil(BLOCK_N);
+    let n_block = if problem.causal {
+        block / (s.kv_heads * s.batch) as u32
+    } else {
+        block % key_blocks
+    };
+    let m_end = (s.seqlen_q as u32).div_ceil(BLOCK_M);
+    let m_first = if problem.causal {
+        (n_block * BLOCK_N).saturating_sub((s.seqlen_k - s.seqlen_q) as u32) / BLOCK_M
+    } else {
+        0
+    };
+    (s.heads / s.kv_heads) as u32 * (m_end - m_first)
+}
+
+/// Stage 23's recording: per block its load warp, dQ writer warp and two MMA warpgroups, each
+/// recording every step once (the MMA warpgroups' two syncs twice), in the kernel's order
+/// within a step (hopper_backward.cu: `mma`), and the roles in step with each other: a
+/// step's tiles issued before they land, dQ's tile written before the writer adds it, and
+/// added (read) before the MMA warpgroups write the next one.
+fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
+    assert_lanes_plausible(label, problem, t);
+    for block in 0..BLOCKS {
+        let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
+        let names: Vec<String> = lanes.iter().map(|l| l.name()).collect();
+        assert_eq!(
+            names,
+            ["producer", "dQ writer", "MMA 0", "MMA 1"],
+            "stage {label} on {problem}: block {block}"
+        );
+        let at = |l: &Lane| format!("stage {label} on {problem}: block {block} {}", l.name());
+        let n = backward_steps(problem, block);
+        let each_step_once: Vec<u32> = (0..n).collect();
+        let each_step_twice: Vec<u32> = (0..n).flat_map(|k| [k, k]).collect();
+        let sorted = |l: &Lane, phase| {
+            let mut seen = iterations(l, phase);
+            seen.sort_unstable();
+            seen
+        };
+        let (load, writer, mmas) = (lanes[0], lanes[1], &lanes[2..]);
+        for phase in [Phase::WaitEmpty, Phase::Load] {
+            assert_eq!(
+                sorted(load, phase),
+                each_step_once,
+                "{}: {phase:?}",
+                at(load)
+            );
+        }
+        for phase in [Phase::Sync, Phase::DqReduce] {
+            assert_eq!(
+                sorted(writer, phase),
+                each_step_once,
+                "{}: {phase:?}",
+                at(writer)
+            );
+        }
+        for l in mmas {
+            for phase in [
+                Phase::WaitFull,
+                Phase::BwdScores,
+                Phase::BwdP,
+                Phase::BwdDs,
+                Phase::BwdGrads,
+                Phase::DqStore,
+            ] {
+                assert_eq!(sorted(l, phase), each_step_once, "{}: {phase:?}", at(l));
+            }
+            assert_eq!(sorted(l, Phase::Sync), each_step_twice, "{}: Sync", at(l));
+            assert_eq!(iterations(l, Phase::Epilogue), [n], "{}: Epilogue", at(l));
+            let mut previous_end = 0;
+            for k in 0..n {
+                let syncs: Vec<_> = l
+                    .spans_of(Phase::Sync)
+                    .filter(|s| s.iteration == k)
+                    .collect();
+                let (wait, scores, p, grads, ds, store) = (
+                    span(l, Phase::WaitFull, k),
+                    span(l, Phase::BwdScores, k),
+                    span(l, Phase::BwdP, k),
+                    span(l, Phase::BwdGrads, k),
+                    span(l, Phase::BwdDs, k),
+                    span(l, Phase::DqStore, k),
+                );
+                // The kernel's order: Sᵀ and dPᵀ issued; Pᵀ once Sᵀ is in; dV issued;
+                // dPᵀ complete; dSᵀ; dS written (sync); dQ issued; all complete; dQ's
+                // tile free (sync); dQ stored.
+                let order = [
+                    ("wait full starts", wait.start_cycle),
+                    ("wait full ends", wait.end_cycle),
+                    ("Sᵀ/dPᵀ issued", scores.start_cycle),
+                    ("Pᵀ starts", p.start_cycle),
+                    ("Pᵀ ends", p.end_cycle),
+                    ("dV issued", grads.start_cycle),
+                    ("dPᵀ complete", scores.end_cycle),
+                    ("dSᵀ starts", ds.start_cycle),
+                    ("dSᵀ ends", ds.end_cycle),
+                    ("dSᵀ written", syncs[0].start_cycle),
+                    ("both warpgroups' dSᵀ written", syncs[0].end_cycle),
+                    ("dV, dK, dQ complete", grads.end_cycle),
+                    ("waiting for dQ's tile", syncs[1].start_cycle),
+                    ("dQ's tile free", syncs[1].end_cycle),
+                    ("dQ store starts", store.start_cycle),
+                    ("dQ store ends", store.end_cycle),
+                ];
+                for pair in order.windows(2) {
+                    assert!(
+                        pair[0].1 <= pair[1].1,
+                        "{}: step {k}: {} ({}) after {} ({})",
+                        at(l),
+                        pair[0].0,
+                        pair[0].1,
+                        pair[1].0,
+                        pair[1].1
+                    );
+                }
+                assert!(
+                    wait.start_cycle >= previous_end,
+                    "{}: step {k} starts before the step before it ended",
+                    at(l)
+                );
+                previous_end = store.end_cycle;
+                // A step's Q and dO land after the load warp began issuing them.
+                assert!(
+                    wait.end_cycle >= span(load, Phase::Load, k).start_cycle,
+                    "{}: step {k}'s tiles landed before the load warp issued them",
+                    at(l)
+                );
+                // The writer adds dQ's tile once both warpgroups began storing it, and the
+                // warpgroups store the next once the writer's add has read this one.
+                let writer_wait = writer
+                    .spans_of(Phase::Sync)
+                    .find(|s| s.iteration == k)
+                    .expect("checked above");
+                assert!(
+                    writer_wait.end_cycle >= store.start_cycle,
+                    "{}: step {k}: the writer's wait ended before dQ's tile was stored",
+                    at(l)
+                );
+                if k > 0 {
+                    let read = span(writer, Phase::DqReduce, k - 1).end_cycle;
+                    assert!(
+                        syncs[1].end_cycle >= read,
+                        "{}: step {k}: dQ's tile was free before the writer's add of step {} had read it",
+                        at(l),
+                        k - 1
+                    );
+                }
+            }
+            assert!(span(l, Phase::Epilogue, n).start_cycle >= previous_end);
+        }
+    }
+}
+
 /// Every timeline stage's recording on `problem`; `Err` naming the stages this GPU cannot
 /// run, once every stage it can run has passed.
 fn assert_timelines(problem: Problem) -> Checked {
@@ -245,17 +449,30 @@ fn assert_timelines(problem: Problem) -> Checked {
     let mut skipped = Vec::new();
     for stage in stages {
         let info = stage.info();
-        let t = match record(stage, &problem) {
+        let recorded = match stage.workload() {
+            Workload::Backward(backward) => record_backward(backward, &problem),
+            _ => record(stage, &problem),
+        };
+        let t = match recorded {
             Ok(t) => t,
             Err(Skipped(reason)) => {
                 skipped.push(reason);
                 continue;
             }
         };
-        let tiles = assert_every_design(&info.label(), &problem, &t);
-        if let Some(&(_, q, kv)) = SERIAL_STAGES.iter().find(|s| s.0 == info.number) {
-            assert_serial(&problem, &t, &tiles, (q, kv));
-        }
+        let first_product = match stage.workload() {
+            Workload::Backward(_) => {
+                assert_backward(&info.label(), &problem, &t);
+                Phase::BwdScores
+            }
+            _ => {
+                let tiles = assert_every_design(&info.label(), &problem, &t);
+                if let Some(&(_, q, kv)) = SERIAL_STAGES.iter().find(|s| s.0 == info.number) {
+                    assert_serial(&problem, &t, &tiles, (q, kv));
+                }
+                Phase::Qk
+            }
+        };
         // The chart shows every span of the run.
         let chart = flashlab::timeline::chart(
             &t,
@@ -264,8 +481,16 @@ fn assert_timelines(problem: Problem) -> Checked {
             protocol_viz::timeline::Window::All,
         );
         let svg = protocol_viz::timeline::render(&chart);
-        let qk: usize = t.lanes.iter().map(|l| l.spans_of(Phase::Qk).count()).sum();
-        assert_eq!(svg.matches("class=\"span qk\"").count(), qk);
+        let products: usize = t
+            .lanes
+            .iter()
+            .map(|l| l.spans_of(first_product).count())
+            .sum();
+        assert_eq!(
+            svg.matches(&format!("class=\"span {}\"", first_product.name()))
+                .count(),
+            products
+        );
     }
     match skipped.first() {
         None => Ok(()),
@@ -398,6 +623,125 @@ mod synthetic {
         }
         let t = Timeline::from_buffer(&buf).unwrap();
         assert_eq!(assert_every_design("12 (ws)", &problem, &t), [8, 8, 8]);
+    }
+
+    /// Stage 23's block `block` as its kernel records it, `steps` steps of 1000 cycles at
+    /// 1.5 GHz: the load warp (slot 0) issues each step's tiles before the MMA warpgroups
+    /// (slots 2 and 3) wait for them, the writer (slot 1) adds dQ's tile after they stored
+    /// it, and they store the next after its add.
+    fn backward_block(block: u32, steps: u32) -> Vec<Vec<RawEvent>> {
+        let (ns0, c0) = (
+            1_000_000 + 300 * u64::from(block),
+            50_000 * u64::from(block + 1),
+        );
+        let last = c0 + 100 + 1_000 * u64::from(steps) + 500;
+        let with_clocks = |wg: u8, mut events: Vec<RawEvent>| {
+            events.insert(0, event(block, wg, Phase::Clock, 0, ns0, c0));
+            events.push(event(
+                block,
+                wg,
+                Phase::Clock,
+                0,
+                ns0 + (last - c0) * 2 / 3,
+                last,
+            ));
+            events
+        };
+        let at = |k: u32| c0 + 100 + 1_000 * u64::from(k);
+        let mut load = Vec::new();
+        let mut writer = Vec::new();
+        for k in 0..steps {
+            let b = at(k);
+            load.push(event(block, 0, Phase::WaitEmpty, k, b - 90, b - 70));
+            load.push(event(block, 0, Phase::Load, k, b - 70, b - 30));
+            writer.push(event(block, 1, Phase::Sync, k, b - 10, b + 995));
+            writer.push(event(block, 1, Phase::DqReduce, k, b + 995, b + 1_040));
+        }
+        let mut lanes = vec![with_clocks(0, load), with_clocks(1, writer)];
+        for wg in 2..4u8 {
+            let mut mma = Vec::new();
+            for k in 0..steps {
+                let b = at(k);
+                for (phase, start, end) in [
+                    (Phase::WaitFull, 0, 20),
+                    (Phase::BwdP, 150, 300),
+                    (Phase::BwdScores, 20, 400),
+                    (Phase::BwdDs, 400, 550),
+                    (Phase::Sync, 560, 600),
+                    (Phase::BwdGrads, 300, 850),
+                    (Phase::Sync, 850, 900),
+                    (Phase::DqStore, 900, 990),
+                ] {
+                    mma.push(event(block, wg, phase, k, b + start, b + end));
+                }
+            }
+            let b = at(steps);
+            mma.push(event(block, wg, Phase::Epilogue, steps, b, b + 400));
+            lanes.push(with_clocks(wg, mma));
+        }
+        lanes
+    }
+
+    fn backward_buffer(problem: &Problem) -> TimelineBuffer {
+        let stride = harness::timeline::backward_stride_for(problem);
+        let mut buf = TimelineBuffer::zeroed(BLOCKS, stride);
+        for b in 0..BLOCKS {
+            for (slot, events) in backward_block(b, backward_steps(problem, b))
+                .iter()
+                .enumerate()
+            {
+                buf.put_slot(b, slot as u32, events);
+            }
+        }
+        buf
+    }
+
+    pub fn a_backward_recording_passes() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        assert_eq!(
+            (0..BLOCKS)
+                .map(|b| backward_steps(&problem, b))
+                .collect::<Vec<_>>(),
+            [16, 16, 16]
+        );
+        let t = Timeline::from_buffer(&backward_buffer(&problem)).unwrap();
+        assert_backward("23 (hopper-backward)", &problem, &t);
+
+        // Causal: blocks 0 and 1 hold key block 0 of heads 0 and 1 (longest first), block
+        // 2 key block 1, whose first 128 keys' query rows no block of it sees.
+        let mut causal = Problem::new(1, 2, 1024, 64);
+        causal.causal = true;
+        assert_eq!(
+            (0..BLOCKS)
+                .map(|b| backward_steps(&causal, b))
+                .collect::<Vec<_>>(),
+            [16, 16, 14]
+        );
+        let t = Timeline::from_buffer(&backward_buffer(&causal)).unwrap();
+        assert_backward("23 (hopper-backward)", &causal, &t);
+        // Read as the unmasked problem, its last block has two steps too few.
+        assert!(harness::testing::expect_panic(|| assert_backward("23", &problem, &t)).is_ok());
+    }
+
+    pub fn an_mma_step_out_of_order_fails() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        let mut buf = backward_buffer(&problem);
+        // Block 1's MMA 1 forms dSᵀ of step 3 before its dPᵀ completed.
+        let mut events = backward_block(1, 16).swap_remove(3);
+        let ds = events
+            .iter()
+            .position(|e| e.phase == Phase::BwdDs as u8 && e.iteration == 3)
+            .unwrap();
+        events[ds].start -= 100;
+        buf.put_slot(1, 3, &events);
+        let t = Timeline::from_buffer(&buf).unwrap();
+        let failure = harness::testing::expect_panic(|| assert_backward("23", &problem, &t))
+            .expect("the checks must fail");
+        let message = failure.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains("block 1 MMA 1: step 3: dPᵀ complete"),
+            "{message}"
+        );
     }
 
     pub fn a_softmax_before_its_product_completed_fails() {

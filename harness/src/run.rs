@@ -118,12 +118,7 @@ fn run_checked(
 ) -> Result<(RunReport, Outputs)> {
     let info = stage.info();
     if let Some(request) = &opts.timeline {
-        crate::timeline::check(info, problem, [])?;
-        if request.blocks == 0 {
-            return Err(Error::InvalidProblem(
-                "a timeline records at least one block".into(),
-            ));
-        }
+        crate::timeline::check_request(info, problem, request)?;
     }
     gpu.check_stage(info)?;
 

@@ -2,9 +2,11 @@
 //!
 //! A stage's timeline kernels have lane 0 of each warpgroup of the first
 //! [`TimelineRequest::blocks`] blocks record, for every phase of every iteration, when it
-//! started and ended, in the SM's cycles ([`Phase`], [`RawEvent`]). [`run_stage`] passes
-//! them a zeroed buffer when [`RunOptions::timeline`] asks for one (the run is checked
-//! against the oracle like any other) and returns it in [`Outputs::timeline`];
+//! started and ended, in the SM's cycles ([`Phase`], [`RawEvent`]); the backward's (stage
+//! 23) record its load warp, its dQ writer warp and its two MMA warpgroups. [`run_stage`]
+//! passes them a zeroed buffer when [`RunOptions::timeline`] asks for one (the run is
+//! checked against the oracle like any other) and returns it in [`Outputs::timeline`], as
+//! the backward run does with [`BackwardOptions::timeline`];
 //! [`Timeline::from_buffer`] reads it and puts every event on one nanosecond clock with the
 //! two [`Phase::Clock`] records each warpgroup makes, so blocks on different SMs line up.
 //! `flashlab timeline N` draws the result.
@@ -12,11 +14,13 @@
 //! [`run_stage`]: crate::run::run_stage
 //! [`RunOptions::timeline`]: crate::run::RunOptions::timeline
 //! [`Outputs::timeline`]: crate::run::Outputs::timeline
+//! [`BackwardOptions::timeline`]: crate::backward::run::BackwardOptions::timeline
 
 use crate::{DType, Error, Problem, Result, StageInfo};
 use serde::Serialize;
 
-/// Warpgroup slots per recorded block (`TIMELINE_WARPGROUPS` in timeline.cuh).
+/// Warpgroup slots per recorded block (`TIMELINE_WARPGROUPS` in timeline.cuh). The
+/// backward's: 0 its load warp, 1 its dQ writer warp, 2 and 3 its MMA warpgroups.
 pub const WARPGROUP_SLOTS: u32 = 4;
 /// Bytes of one `TimelineEvent`.
 pub const EVENT_BYTES: usize = 32;
@@ -56,12 +60,18 @@ pub enum Phase {
     Pv = 6,
     Sync = 7,
     Epilogue = 8,
+    BwdScores = 9,
+    BwdP = 10,
+    BwdDs = 11,
+    BwdGrads = 12,
+    DqStore = 13,
+    DqReduce = 14,
 }
 // ANCHOR_END: phases
 
 impl Phase {
     /// Every phase, in the order of their numbers.
-    pub const ALL: [Phase; 9] = [
+    pub const ALL: [Phase; 15] = [
         Phase::Clock,
         Phase::WaitEmpty,
         Phase::Load,
@@ -71,6 +81,12 @@ impl Phase {
         Phase::Pv,
         Phase::Sync,
         Phase::Epilogue,
+        Phase::BwdScores,
+        Phase::BwdP,
+        Phase::BwdDs,
+        Phase::BwdGrads,
+        Phase::DqStore,
+        Phase::DqReduce,
     ];
 
     pub fn from_u8(value: u8) -> Option<Phase> {
@@ -89,6 +105,12 @@ impl Phase {
             Phase::Pv => "pv",
             Phase::Sync => "sync",
             Phase::Epilogue => "epilogue",
+            Phase::BwdScores => "bwd_scores",
+            Phase::BwdP => "bwd_p",
+            Phase::BwdDs => "bwd_ds",
+            Phase::BwdGrads => "bwd_grads",
+            Phase::DqStore => "dq_store",
+            Phase::DqReduce => "dq_reduce",
         }
     }
 
@@ -104,6 +126,12 @@ impl Phase {
             Phase::Pv => "P·V",
             Phase::Sync => "sync",
             Phase::Epilogue => "epilogue",
+            Phase::BwdScores => "Sᵀ/dPᵀ",
+            Phase::BwdP => "Pᵀ",
+            Phase::BwdDs => "dSᵀ",
+            Phase::BwdGrads => "dV/dK/dQ",
+            Phase::DqStore => "dQ store",
+            Phase::DqReduce => "dQ reduce",
         }
     }
 
@@ -118,20 +146,51 @@ impl Phase {
             Phase::Softmax => "consumer: mask, row max, rescale, P = exp2(S - max)",
             Phase::Pv => "consumer: O += P V, from issue until its wgmmas completed",
             Phase::Sync => "waiting at a barrier for the other warpgroups",
-            Phase::Epilogue => "consumer: O normalized and stored",
+            Phase::Epilogue => {
+                "consumer: O normalized and stored (the backward's MMA warpgroups: dK and dV stored)"
+            }
+            Phase::BwdScores => {
+                "MMA: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ, from issue until both wgmma groups completed"
+            }
+            Phase::BwdP => "MMA: Pᵀ recomputed from Sᵀ and the LSE, masked, packed",
+            Phase::BwdDs => "MMA: dSᵀ = Pᵀ ∘ (dPᵀ - D), packed and stored for dQ",
+            Phase::BwdGrads => {
+                "MMA: dV += Pᵀ dO, dK += dSᵀ Q, dQ = dS K, from dV's issue until all three completed"
+            }
+            Phase::DqStore => "MMA: its half of dQ's tile written to shared memory for the writer",
+            Phase::DqReduce => {
+                "dQ writer: the bulk reduce-add of dQ's tile, until it was read (deterministic: its turn first)"
+            }
         }
     }
 
     /// The tensor-core products, whose spans run from issue to completion and may overlap
     /// other phases of the same warpgroup (stage 16, the overlap inside a warpgroup,
-    /// issues S of tile j before P V of tile j - 1 completed).
+    /// issues S of tile j before P V of tile j - 1 completed; the backward computes Pᵀ
+    /// while dPᵀ runs and dSᵀ while dV runs).
     pub fn is_gemm(self) -> bool {
-        matches!(self, Phase::Qk | Phase::Pv)
+        matches!(
+            self,
+            Phase::Qk | Phase::Pv | Phase::BwdScores | Phase::BwdGrads
+        )
     }
 
-    /// The phases only a producer warpgroup records.
+    /// The phases only a producer warpgroup (the backward's load warp) records.
     pub fn is_producer(self) -> bool {
         matches!(self, Phase::WaitEmpty | Phase::Load)
+    }
+
+    /// The phases only the backward's dQ writer warp records.
+    pub fn is_writer(self) -> bool {
+        matches!(self, Phase::DqReduce)
+    }
+
+    /// The phases only the backward's MMA warpgroups record.
+    pub fn is_backward_mma(self) -> bool {
+        matches!(
+            self,
+            Phase::BwdScores | Phase::BwdP | Phase::BwdDs | Phase::BwdGrads | Phase::DqStore
+        )
     }
 }
 
@@ -193,6 +252,31 @@ pub struct TimelineRequest {
 pub fn stride_for(problem: &Problem) -> u32 {
     let per_64_keys = problem.shape.seqlen_k.div_ceil(64);
     u32::try_from(8 * per_64_keys + 16).unwrap_or(u32::MAX)
+}
+
+/// The same for a backward run, whose blocks loop over query blocks: 10 per 64 query rows
+/// of each head that shares a block's K/V head (a step of the backward's MMA warpgroups
+/// records 8 phases) and 16 for the clock pairs and the epilogue.
+pub fn backward_stride_for(problem: &Problem) -> u32 {
+    let s = &problem.shape;
+    let steps = (s.heads / s.kv_heads.max(1)) * s.seqlen_q.div_ceil(64);
+    u32::try_from(10 * steps + 16).unwrap_or(u32::MAX)
+}
+
+/// Refuses a timeline run that cannot be made ([`check`]), or one of no blocks: what the
+/// prefill run and the backward run ask before they allocate.
+pub(crate) fn check_request(
+    info: &StageInfo,
+    problem: &Problem,
+    request: &TimelineRequest,
+) -> Result<()> {
+    check(info, problem, [])?;
+    if request.blocks == 0 {
+        return Err(Error::InvalidProblem(
+            "a timeline records at least one block".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The raw buffer of one run: for recorded block `b` and warpgroup slot `w`, `stride`
@@ -340,20 +424,43 @@ impl ClockFit {
     }
 }
 
-/// What a warpgroup does: a producer records [`Phase::WaitEmpty`] or [`Phase::Load`];
-/// every other warpgroup consumes the tiles.
+/// What a warpgroup (or warp) does: a producer records [`Phase::WaitEmpty`] or
+/// [`Phase::Load`]; the backward's dQ writer [`Phase::DqReduce`]; the backward's MMA
+/// warpgroups its products ([`Phase::is_backward_mma`]); every other warpgroup consumes the
+/// tiles of a forward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Producer,
+    Writer,
     Consumer,
+    Mma,
 }
 
 impl Role {
+    /// Every role, in the order the summary lists them.
+    pub const ALL: [Role; 4] = [Role::Producer, Role::Writer, Role::Consumer, Role::Mma];
+
     pub fn name(self) -> &'static str {
         match self {
             Role::Producer => "producer",
+            Role::Writer => "dQ writer",
             Role::Consumer => "consumer",
+            Role::Mma => "MMA",
+        }
+    }
+
+    /// The role of a lane that recorded `phases`.
+    pub fn of(phases: impl IntoIterator<Item = Phase>) -> Role {
+        let phases: Vec<Phase> = phases.into_iter().collect();
+        if phases.iter().any(|p| p.is_producer()) {
+            Role::Producer
+        } else if phases.iter().any(|p| p.is_writer()) {
+            Role::Writer
+        } else if phases.iter().any(|p| p.is_backward_mma()) {
+            Role::Mma
+        } else {
+            Role::Consumer
         }
     }
 }
@@ -362,7 +469,8 @@ impl Role {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Span {
     pub phase: Phase,
-    /// The K/V tile; the epilogue records the number of tiles.
+    /// The K/V tile (the backward: the block's step, a query block); the epilogue records
+    /// the number of tiles (steps).
     pub iteration: u32,
     /// Nanoseconds since [`Timeline::origin_ns`].
     pub start_ns: f64,
@@ -378,10 +486,12 @@ impl Span {
     }
 }
 
-/// One warpgroup of one recorded block.
+/// One warpgroup of one recorded block (or one warp: the backward's load and dQ writer).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Lane {
     pub block: u32,
+    /// Its slot: the block's warpgroup; in the backward 0 the load warp, 1 the dQ writer
+    /// warp, 2 and 3 the MMA warpgroups.
     pub warpgroup: u8,
     pub sm: u16,
     pub role: Role,
@@ -402,11 +512,15 @@ pub struct Lane {
 }
 
 impl Lane {
-    /// `consumer 1`, or `producer`: the lane's name in the chart and the summary.
+    /// `consumer 1`, or `producer`: the lane's name in the chart and the summary. The
+    /// backward's MMA warpgroups are `MMA 0` and `MMA 1` (slots 2 and 3), as its kernel
+    /// numbers them (`BackwardMma`: warpgroup `wg` owns keys 64 wg to 64 wg + 63).
     pub fn name(&self) -> String {
         match self.role {
             Role::Producer => "producer".to_string(),
+            Role::Writer => "dQ writer".to_string(),
             Role::Consumer => format!("consumer {}", self.warpgroup),
+            Role::Mma => format!("MMA {}", self.warpgroup.saturating_sub(2)),
         }
     }
 
@@ -538,11 +652,7 @@ impl Timeline {
                             .map(|&(_, cycle)| clock.ns_since(origin_ns, cycle)),
                     )
                     .fold(start_ns, f64::max);
-                let role = if spans.iter().any(|s| s.phase.is_producer()) {
-                    Role::Producer
-                } else {
-                    Role::Consumer
-                };
+                let role = Role::of(spans.iter().map(|s| s.phase));
                 Lane {
                     block: slot.block,
                     warpgroup: slot.warpgroup,
@@ -606,7 +716,7 @@ pub struct PhaseStat {
 /// Each role's phases: how many, how long on average, what share of the role's time.
 pub fn summarize(timeline: &Timeline) -> Vec<PhaseStat> {
     let mut stats = Vec::new();
-    for role in [Role::Producer, Role::Consumer] {
+    for role in Role::ALL {
         let lanes: Vec<&Lane> = timeline.lanes.iter().filter(|l| l.role == role).collect();
         let lane_ns: f64 = lanes.iter().map(|l| l.end_ns - l.start_ns).sum();
         for phase in Phase::ALL.into_iter().filter(|&p| p != Phase::Clock) {
@@ -729,7 +839,7 @@ mod tests {
         for (i, p) in Phase::ALL.iter().enumerate() {
             assert_eq!(Phase::from_u8(i as u8), Some(*p));
         }
-        assert_eq!(Phase::from_u8(9), None);
+        assert_eq!(Phase::from_u8(Phase::ALL.len() as u8), None);
         assert!(header.contains("sizeof(TimelineEvent) == 32"));
         assert!(header.contains(&format!(
             "constexpr int TIMELINE_WARPGROUPS = {WARPGROUP_SLOTS};"
@@ -1044,6 +1154,166 @@ mod tests {
                 .iter()
                 .any(|s| s.role == Role::Producer && s.phase == Phase::Qk)
         );
+    }
+
+    #[test]
+    fn every_phase_has_its_own_name_and_label() {
+        use std::collections::BTreeSet;
+        let names: BTreeSet<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+        let labels: BTreeSet<&str> = Phase::ALL.iter().map(|p| p.label()).collect();
+        assert_eq!(names.len(), Phase::ALL.len());
+        assert_eq!(labels.len(), Phase::ALL.len());
+        assert_eq!(
+            (Phase::BwdScores.name(), Phase::BwdScores.label()),
+            ("bwd_scores", "Sᵀ/dPᵀ")
+        );
+        assert_eq!(Phase::DqReduce.name(), "dq_reduce");
+        // The products run from issue to completion; each role's own phases are its alone.
+        let gemms: Vec<Phase> = Phase::ALL.into_iter().filter(|p| p.is_gemm()).collect();
+        assert_eq!(
+            gemms,
+            [Phase::Qk, Phase::Pv, Phase::BwdScores, Phase::BwdGrads]
+        );
+        for p in Phase::ALL {
+            let roles = [p.is_producer(), p.is_writer(), p.is_backward_mma()];
+            assert!(roles.iter().filter(|r| **r).count() <= 1, "{p:?}");
+            assert!(!p.describe().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_lanes_role_is_read_from_its_phases() {
+        assert_eq!(Role::of([Phase::WaitEmpty, Phase::Load]), Role::Producer);
+        assert_eq!(Role::of([Phase::Sync, Phase::DqReduce]), Role::Writer);
+        assert_eq!(
+            Role::of([Phase::WaitFull, Phase::BwdScores, Phase::Sync]),
+            Role::Mma
+        );
+        assert_eq!(Role::of([Phase::WaitFull, Phase::Qk]), Role::Consumer);
+        assert_eq!(Role::of([]), Role::Consumer);
+    }
+
+    #[test]
+    fn the_backward_stride_grows_with_the_query_blocks_of_a_group() {
+        let mut p = Problem::new(1, 4, 1024, 128);
+        // 16 query blocks of 64 rows, one head a block: 10 x 16 + 16.
+        assert_eq!(backward_stride_for(&p), 176);
+        // Two query heads share each K/V head: a block walks both heads' query blocks.
+        p.shape.kv_heads = 2;
+        assert_eq!(backward_stride_for(&p), 10 * 32 + 16);
+        p.shape.seqlen_q = 100;
+        assert_eq!(backward_stride_for(&p), 10 * 4 + 16);
+    }
+
+    /// A backward block as stage 23 records it: the load warp in slot 0, the dQ writer warp
+    /// in slot 1, the MMA warpgroups in slots 2 and 3, `steps` query blocks, 1 GHz.
+    fn backward_block(block: u32, steps: u32) -> Vec<(u32, Vec<RawEvent>)> {
+        let e = |wg: u8, phase: Phase, iteration: u32, start: u64, end: u64| {
+            event(block, wg, phase, iteration, start, end)
+        };
+        let (ns0, c0) = (
+            10_000 + 100 * u64::from(block),
+            1_000 * u64::from(block + 1),
+        );
+        let step_cycles = 1_000;
+        let last = c0 + 100 + step_cycles * u64::from(steps) + 400;
+        let clocks = |wg: u8, events: &mut Vec<RawEvent>| {
+            events.insert(0, e(wg, Phase::Clock, 0, ns0, c0));
+            events.push(e(wg, Phase::Clock, 0, ns0 + (last - c0), last));
+        };
+        let mut load = Vec::new();
+        let mut writer = Vec::new();
+        for k in 0..steps {
+            let c = c0 + 10 + step_cycles * u64::from(k);
+            load.push(e(0, Phase::WaitEmpty, k, c, c + 20));
+            load.push(e(0, Phase::Load, k, c + 20, c + 60));
+            writer.push(e(1, Phase::Sync, k, c + 100, c + 1_000));
+            writer.push(e(1, Phase::DqReduce, k, c + 1_000, c + 1_050));
+        }
+        clocks(0, &mut load);
+        clocks(1, &mut writer);
+        let mut slots = vec![(0, load), (1, writer)];
+        for wg in 2..4u8 {
+            let mut mma = Vec::new();
+            for k in 0..steps {
+                let c = c0 + 100 + step_cycles * u64::from(k);
+                mma.extend([
+                    e(wg, Phase::WaitFull, k, c, c + 20),
+                    e(wg, Phase::BwdP, k, c + 150, c + 300),
+                    e(wg, Phase::BwdScores, k, c + 20, c + 400),
+                    e(wg, Phase::BwdDs, k, c + 400, c + 550),
+                    e(wg, Phase::Sync, k, c + 560, c + 600),
+                    e(wg, Phase::BwdGrads, k, c + 300, c + 850),
+                    e(wg, Phase::Sync, k, c + 850, c + 900),
+                    e(wg, Phase::DqStore, k, c + 900, c + 990),
+                ]);
+            }
+            let c = c0 + 100 + step_cycles * u64::from(steps);
+            mma.push(e(wg, Phase::Epilogue, steps, c, c + 300));
+            clocks(wg, &mut mma);
+            slots.push((u32::from(wg), mma));
+        }
+        slots
+    }
+
+    #[test]
+    fn a_backward_block_has_a_load_warp_a_writer_and_two_mma_warpgroups() {
+        let p = Problem::new(1, 2, 256, 128);
+        let mut buf = TimelineBuffer::zeroed(1, backward_stride_for(&p));
+        for (slot, events) in backward_block(0, 4) {
+            buf.put_slot(0, slot, &events);
+        }
+        let t = Timeline::from_buffer(&buf).unwrap();
+        let names: Vec<String> = t.lanes.iter().map(Lane::name).collect();
+        assert_eq!(names, ["producer", "dQ writer", "MMA 0", "MMA 1"]);
+        let roles: Vec<Role> = t.lanes.iter().map(|l| l.role).collect();
+        assert_eq!(roles, [Role::Producer, Role::Writer, Role::Mma, Role::Mma]);
+        assert!(t.truncated().next().is_none());
+
+        let stats = summarize(&t);
+        let listed: Vec<(Role, Phase)> = stats.iter().map(|s| (s.role, s.phase)).collect();
+        assert_eq!(
+            listed,
+            [
+                (Role::Producer, Phase::WaitEmpty),
+                (Role::Producer, Phase::Load),
+                (Role::Writer, Phase::Sync),
+                (Role::Writer, Phase::DqReduce),
+                (Role::Mma, Phase::WaitFull),
+                (Role::Mma, Phase::Sync),
+                (Role::Mma, Phase::Epilogue),
+                (Role::Mma, Phase::BwdScores),
+                (Role::Mma, Phase::BwdP),
+                (Role::Mma, Phase::BwdDs),
+                (Role::Mma, Phase::BwdGrads),
+                (Role::Mma, Phase::DqStore),
+            ]
+        );
+        let sync = stats
+            .iter()
+            .find(|s| s.role == Role::Mma && s.phase == Phase::Sync)
+            .unwrap();
+        // Two waits a step, 40 and 50 ns, in each of the two warpgroups.
+        assert_eq!((sync.count, sync.mean_ns), (2 * 2 * 4, 45.0));
+        let scores = stats.iter().find(|s| s.phase == Phase::BwdScores).unwrap();
+        // 4 x 380 ns of each MMA lane's 4500 (100 before the steps, 4 x 1000, 400 after).
+        assert_eq!(scores.count, 8);
+        assert!(
+            (scores.share - 4.0 * 380.0 / 4_500.0).abs() < 1e-12,
+            "{}",
+            scores.share
+        );
+    }
+
+    #[test]
+    fn a_request_of_no_blocks_is_refused() {
+        let info = info(23, "hopper-backward", true);
+        let p = Problem::new(1, 2, 256, 128);
+        assert!(check_request(&info, &p, &TimelineRequest { blocks: 1 }).is_ok());
+        let err = check_request(&info, &p, &TimelineRequest { blocks: 0 })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least one block"), "{err}");
     }
 
     static KERNELS: KernelBundle = KernelBundle {

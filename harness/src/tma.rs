@@ -4,8 +4,8 @@
 use crate::kernels::kernel_name;
 pub use crate::tensor_map::{AttnTensorMaps, BOX_COLS, TensorMap};
 use crate::{
-    Gpu, Kernel, LaunchArgs, PrefillStage, QTiles, Result, Stage, StageInfo, ToleratedSpill,
-    Workload,
+    AttnParams, Gpu, Kernel, LaunchArgs, PrefillStage, Problem, QTiles, Result, Stage, StageInfo,
+    ToleratedSpill, Workload,
 };
 
 /// A stage whose kernels load through TMA: [`TiledStage`](crate::TiledStage)'s grid and
@@ -41,14 +41,27 @@ pub(crate) fn timed_or_timeline_kernel(
     gpu: &Gpu,
     args: &LaunchArgs,
 ) -> Result<Kernel> {
-    let prefix = if args.params.timeline != 0 {
+    timed_or_timeline_kernel_for(info, prefix, gpu, &args.params, &args.problem)
+}
+
+/// [`timed_or_timeline_kernel`] for a launch whose parameters hold an [`AttnParams`] among
+/// others: the backward's (`BwdParams::fwd`), whose main kernel alone records.
+pub fn timed_or_timeline_kernel_for(
+    info: &StageInfo,
+    prefix: &str,
+    gpu: &Gpu,
+    params: &AttnParams,
+    problem: &Problem,
+) -> Result<Kernel> {
+    let prefix = if params.timeline != 0 {
         crate::timeline::kernel_prefix(prefix)
     } else {
         prefix.to_string()
     };
-    let p = &args.problem;
-    info.kernels
-        .function(gpu, &kernel_name(&prefix, p.dtype, p.shape.head_dim))
+    info.kernels.function(
+        gpu,
+        &kernel_name(&prefix, problem.dtype, problem.shape.head_dim),
+    )
 }
 
 /// Slack for aligning dynamic shared memory (16-byte aligned) to 1024 bytes.

@@ -72,8 +72,10 @@ pub enum Window {
 }
 
 /// The colour of each phase class `flashlab timeline` uses: the waits light (nothing
-/// runs), the work saturated, the two products in blue and green.
-pub const CLASS_COLOURS: [(&str, &str); 8] = [
+/// runs), the work saturated, the two products in blue and green. The backward's take the
+/// forward's colours where they play the same part (its first products blue, its last
+/// green, P recomputed orange like the softmax); dS and dQ's store and reduce their own.
+pub const CLASS_COLOURS: [(&str, &str); 14] = [
     ("wait_empty", "#e7cba9"),
     ("load", "#8c564b"),
     ("wait_full", "#c7c7c7"),
@@ -82,6 +84,12 @@ pub const CLASS_COLOURS: [(&str, &str); 8] = [
     ("pv", "#2ca02c"),
     ("sync", "#f4a6a6"),
     ("epilogue", "#9467bd"),
+    ("bwd_scores", "#1f77b4"),
+    ("bwd_p", "#ff7f0e"),
+    ("bwd_ds", "#e377c2"),
+    ("bwd_grads", "#2ca02c"),
+    ("dq_store", "#17becf"),
+    ("dq_reduce", "#bcbd22"),
 ];
 
 /// The fill of a class: [`CLASS_COLOURS`], else the palette entry of its place in the legend.

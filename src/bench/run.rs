@@ -251,6 +251,7 @@ pub fn run_backward_row(
         check: true,
         timing: Some(timing),
         deterministic: false,
+        timeline: None,
     };
     match run_backward_stage(stage, gpu, &row.problem, &opts) {
         Ok((report, _outputs)) => {

@@ -6,8 +6,9 @@ use super::{BackwardArgs, BwdParams, SEMAPHORE_ROWS, backward_flops, dq_accum_el
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
 use crate::run::{ensure_fits, poisoned, upload};
+use crate::timeline::{TimelineBuffer, TimelineRequest};
 use crate::timing::{Timing, TimingProtocol, tflops, time};
-use crate::{AttnParams, BackwardStage, Gpu, LaunchArgs, Problem, Result, Stage};
+use crate::{AttnParams, BackwardStage, Error, Gpu, LaunchArgs, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use serde::Serialize;
 
@@ -22,6 +23,11 @@ pub struct BackwardOptions {
     /// give the same bits on every run; off, they land in whatever order the blocks reach
     /// them.
     pub deterministic: bool,
+    /// Runs the stage's timeline kernel (the main kernel's recording build) instead of its
+    /// timed one, recording the blocks asked for into a buffer that comes back in
+    /// [`BackwardOutputs::timeline`] ([`crate::timeline`]); the forward before it, and the
+    /// backward's preprocess and postprocess, run as always. `None` for the timed kernels.
+    pub timeline: Option<TimelineRequest>,
 }
 
 impl Default for BackwardOptions {
@@ -31,6 +37,7 @@ impl Default for BackwardOptions {
             check: true,
             timing: Some(TimingProtocol::Gated),
             deterministic: false,
+            timeline: None,
         }
     }
 }
@@ -60,6 +67,9 @@ pub struct BackwardOutputs {
     pub dq: Vec<u16>,
     pub dk: Vec<u16>,
     pub dv: Vec<u16>,
+    /// What the timeline kernel recorded, when [`BackwardOptions::timeline`] asked for it:
+    /// the last launch's events (with timing, a warm launch's).
+    pub timeline: Option<TimelineBuffer>,
 }
 
 /// A backward stage and a problem it takes, checked before any GPU is touched.
@@ -108,6 +118,9 @@ fn run_checked(
     opts: &BackwardOptions,
 ) -> Result<(BackwardReport, BackwardOutputs)> {
     let (info, forward) = (stage.info(), stage.forward());
+    if let Some(request) = &opts.timeline {
+        crate::timeline::check_request(info, problem, request)?;
+    }
     gpu.check_stage(info)?;
     gpu.check_stage(forward.info())?;
     let s = &problem.shape;
@@ -118,13 +131,18 @@ fn run_checked(
     let semaphores = s.batch * s.heads * s.seqlen_q.div_ceil(SEMAPHORE_ROWS);
     let dq_accum_len = dq_accum_elements(problem);
     let fwd_scratch = forward.scratch_elements(problem).max(1);
+    let timeline_shape = opts
+        .timeline
+        .map(|r| (r.blocks, crate::timeline::backward_stride_for(problem)));
+    let timeline_bytes = timeline_shape.map_or(0, |(b, s)| TimelineBuffer::bytes_for(b, s));
     // Q, O, dO, dQ; K, V, dK, dV (16-bit); LSE and D, dQ's fp32 accumulator, the counters.
     let needed = 4 * s.q_len() * 2
         + 4 * s.kv_len() * 2
         + 2 * s.lse_len() * 4
         + dq_accum_len * 4
         + semaphores * 4
-        + fwd_scratch * 4;
+        + fwd_scratch * 4
+        + timeline_bytes;
     ensure_fits(gpu, needed, || {
         format!("for stage {} on {problem}", info.label())
     })?;
@@ -151,6 +169,19 @@ fn run_checked(
         fwd_scratch * 4,
         "allocating the forward's workspace",
     )?;
+    // Zeroed: the host reads a slot's events up to its first empty record.
+    let timeline: Option<(CudaSlice<u64>, u32, u32)> = timeline_shape
+        .map(|(blocks, stride)| {
+            let buffer = stream
+                .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
+                .allocating(
+                    gpu.context(),
+                    timeline_bytes,
+                    "allocating the timeline buffer",
+                )?;
+            Ok::<_, Error>((buffer, blocks, stride))
+        })
+        .transpose()?;
 
     let mut fwd = AttnParams::for_problem(problem)?;
     fwd.q = q.device_ptr(stream).0;
@@ -159,6 +190,7 @@ fn run_checked(
     fwd.o = o.device_ptr(stream).0;
     fwd.lse = lse.device_ptr(stream).0;
     fwd.scratch = fwd_scratch.device_ptr(stream).0;
+    // The forward runs its timed kernel: its parameters carry no timeline.
     let forward_args = LaunchArgs {
         problem: *problem,
         params: fwd,
@@ -167,6 +199,13 @@ fn run_checked(
     forward.launch(gpu, &forward_args)?;
     gpu.synchronize(&format!("the forward, stage {}", forward.info().label()))?;
 
+    // The backward's main kernel records, where a timeline was asked for: its launch picks
+    // the timeline kernel when `fwd.timeline` is set (`BackwardStage::launch_backward`).
+    if let Some((buffer, blocks, stride)) = &timeline {
+        fwd.timeline = buffer.device_ptr(stream).0;
+        fwd.timeline_blocks = *blocks as i32;
+        fwd.timeline_stride = *stride as i32;
+    }
     let args = BackwardArgs {
         problem: *problem,
         params: BwdParams {
@@ -196,6 +235,7 @@ fn run_checked(
         dk: back(&dk, "dK")?,
         dv: back(&dv, "dV")?,
         inputs,
+        timeline: None,
     };
 
     let check = opts.check.then(|| {
@@ -220,6 +260,17 @@ fn run_checked(
         }
         None => None,
     };
+    let timeline = timeline
+        .map(|(buffer, blocks, stride)| {
+            Ok::<_, Error>(TimelineBuffer {
+                blocks,
+                stride,
+                words: stream
+                    .clone_dtoh(&buffer)
+                    .during("copying the timeline back")?,
+            })
+        })
+        .transpose()?;
     let report = BackwardReport {
         stage: info.number,
         slug: info.slug,
@@ -233,7 +284,13 @@ fn run_checked(
         check,
         timing,
     };
-    Ok((report, outputs))
+    Ok((
+        report,
+        BackwardOutputs {
+            timeline,
+            ..outputs
+        },
+    ))
 }
 
 /// Checks and runs `stage` on `problem` for callers that hold any stage: a prefill or

@@ -83,6 +83,7 @@ pub fn assert_deterministic(stage: &dyn BackwardStage, dtype: DType, head_dim: u
                     check,
                     timing: None,
                     deterministic: true,
+                    timeline: None,
                 };
                 BackwardRun::new(stage, &p).and_then(|r| r.run(&gpu, &opts))
             };

@@ -1,7 +1,8 @@
 // timeline.cuh: a measured picture of who waits for whom. A stage's timeline kernels (the
 // same source built with TIMELINE = true, exported as `<prefix>_timeline_<dtype>_d<D>`)
-// have one lane of each warpgroup record when each phase of each iteration starts and
-// ends; `flashlab timeline N` draws them. The timed kernels are built with TIMELINE = false,
+// have one lane of each warpgroup (or of a role that is one warp: the backward's load and
+// dQ writer warps) record when each phase of each iteration starts and ends; `flashlab
+// timeline N` draws them. The timed kernels are built with TIMELINE = false,
 // where every call below is an empty inline function: they contain no instrumentation at
 // all. Book: "Stage 11: wgmma", section "A measured timeline".
 #pragma once
@@ -22,7 +23,14 @@ enum class Phase : uint8_t {
     Softmax = 5,    // consumer: mask, row max, rescale, P = exp2(S - max)
     Pv = 6,         // consumer: O += P V, from issue until its wgmmas completed
     Sync = 7,       // waiting at a barrier for the other warpgroups (block or named)
-    Epilogue = 8,   // consumer: O normalized, stored
+    Epilogue = 8,   // consumer: O normalized, stored (the backward's MMA warpgroups: dK, dV stored)
+    // The backward (stage 23): its MMA warpgroups' products and elementwise work, its dQ writer.
+    BwdScores = 9,  // MMA: S^T = K Q^T and dP^T = V dO^T, from issue until both completed
+    BwdP = 10,      // MMA: P^T recomputed from S^T and the LSE, masked, packed
+    BwdDs = 11,     // MMA: dS^T = P^T o (dP^T - D), packed and stored for dQ
+    BwdGrads = 12,  // MMA: dV += P^T dO, dK += dS^T Q, dQ = dS K, from dV's issue until all completed
+    DqStore = 13,   // MMA: its half of dQ's tile written to shared memory for the writer
+    DqReduce = 14,  // writer: the bulk reduce-add of dQ's tile, until it was read (deterministic: its turn first)
 };
 // ANCHOR_END: phases
 
@@ -54,7 +62,9 @@ __device__ __forceinline__ uint32_t read_smid() {
 
 // ANCHOR: recorder
 // One per thread; only lane 0 of warp 0 of its warpgroup writes, and only in blocks the
-// host asked for. `now()` before a phase, `record(phase, iteration, start)` after it.
+// host asked for. `now()` before a phase, `record(phase, iteration, start)` after it. A
+// role that is one warp, not a warpgroup (the backward's load and dQ writer warps), passes
+// `lanes = 32`: its lane 0 writes, into slot `wg` of its own.
 template <bool ON>
 struct Timeline {
     TimelineEvent* events = nullptr;  // this warpgroup's slot, or null: not recording
@@ -63,11 +73,11 @@ struct Timeline {
     uint16_t sm = 0;
     uint8_t warpgroup = 0;
 
-    __device__ Timeline(const AttnParams& p, int wg) {
+    __device__ Timeline(const AttnParams& p, int wg, int lanes = 128) {
         if constexpr (ON) {
             block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
             warpgroup = wg;
-            const bool writer = threadIdx.x % 128 == 0;
+            const bool writer = threadIdx.x % lanes == 0;
             if (p.timeline != nullptr && writer && block < uint32_t(p.timeline_blocks) && wg < TIMELINE_WARPGROUPS) {
                 events = static_cast<TimelineEvent*>(p.timeline) + (size_t(block) * TIMELINE_WARPGROUPS + wg) * p.timeline_stride;
                 capacity = p.timeline_stride;
@@ -118,12 +128,15 @@ struct Timeline {
 // The timeline variants of a TMA stage whose kernel is `body<T, D, bool TIMELINE>`: bf16,
 // both head dims, exported as `<prefix>_timeline_bf16_d<D>`. `blocks` is the blocks an SM
 // the timeline build must keep: the timed kernel's, where its registers allow more than
-// one (stage 11), so that the picture is of the kernel that was timed.
-#define FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, D, threads, blocks)                                                \
-    extern "C" __global__ void __launch_bounds__(threads, blocks) prefix##_timeline_bf16_d##D(                            \
-        const flashlab::AttnParams p, const __grid_constant__ flashlab::AttnTensorMaps maps) {                         \
+// one (stage 11), so that the picture is of the kernel that was timed. `_WITH` takes the
+// kernel's parameters and tensor maps (the backward's: hopper/backward_tiles.cuh).
+#define FLASHLAB_EXPORT_TIMELINE_TMA_WITH(Params, Maps, prefix, body, D, threads, blocks)                                \
+    extern "C" __global__ void __launch_bounds__(threads, blocks)                                                        \
+        prefix##_timeline_bf16_d##D(const Params p, const __grid_constant__ Maps maps) {                                 \
         body<__nv_bfloat16, D, true>(p, maps);                                                                           \
     }
+#define FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, D, threads, blocks) \
+    FLASHLAB_EXPORT_TIMELINE_TMA_WITH(flashlab::AttnParams, flashlab::AttnTensorMaps, prefix, body, D, threads, blocks)
 #define FLASHLAB_EXPORT_TIMELINE_TMA_1(prefix, body, D, threads) FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, D, threads, 1)
 #define FLASHLAB_EXPORT_TIMELINE_TMA_BLOCKS(prefix, body, threads, blocks) \
     FLASHLAB_EXPORT_TIMELINE_TMA_1B(prefix, body, 64, threads, blocks)     \

@@ -13,7 +13,9 @@
 //   - Causal blocks longest first (book: "Causal blocks longest first",
 //     hopper/backward_scheduler.cuh).
 // Three kernels, as in stage 22: bwd_preprocess (D; dQ's accumulator and the semaphores
-// zeroed), bwd (the five products) and bwd_postprocess (dQ).
+// zeroed), bwd (the five products) and bwd_postprocess (dQ). The main kernel is also built
+// as a timeline kernel (timeline.cuh; `flashlab timeline 23`): slot 0 the load warp, 1 the
+// dQ writer warp, 2 and 3 the MMA warpgroups.
 #include <flashlab/backward.cuh>
 #include <flashlab/common.cuh>
 #include <flashlab/hopper/backward_epilogue.cuh>
@@ -25,6 +27,7 @@
 #include <flashlab/mbarrier.cuh>
 #include <flashlab/named_barrier.cuh>
 #include <flashlab/setmaxnreg.cuh>
+#include <flashlab/timeline.cuh>
 #include <flashlab/tma.cuh>
 
 namespace flashlab {
@@ -75,10 +78,18 @@ static_assert(MMA_THREADS == MMA_WARPGROUPS * 128, "the named barriers count bot
 // its half of dQ (D / 4): 64 + 64 + 32 + 32 + 16 + 16 + 32 = 256 at D = 128 if all were live
 // at once; they are not (S^T and dP^T die into P^T and dS^T before dQ is needed), and the
 // MMA warpgroups rise to 240 while the producer, which computes addresses and waits, drops
-// to 24 (FlashAttention-3's split): 24 + 2 x 240 = 504 = 3 x 168.
-constexpr int PRODUCER_REGS = 24;
-constexpr int MMA_REGS = 240;
-static_assert(PRODUCER_REGS + MMA_WARPGROUPS * MMA_REGS <= (1 + MMA_WARPGROUPS) * (65536 / THREADS / 8 * 8),
+// to 24 (FlashAttention-3's split): 24 + 2 x 240 = 504 = 3 x 168. The timeline build also
+// keeps its clock readings: at D 64 its producer warps take 40 and its MMA warpgroups 232,
+// as stage 19's do; at D 128 the MMA warpgroups need all 240 (at 232 ptxas serializes their
+// wgmmas), so the producer warps stay at 24 and spill their recorder's fields (src/lib.rs:
+// TOLERATED_SPILLS).
+template <int D, bool TIMELINE>
+constexpr int PRODUCER_REGS = TIMELINE && D == 64 ? 40 : 24;
+template <int D, bool TIMELINE>
+constexpr int MMA_REGS = TIMELINE && D == 64 ? 232 : 240;
+template <int D, bool TIMELINE>
+constexpr bool REGISTERS_FIT = PRODUCER_REGS<D, TIMELINE> + MMA_WARPGROUPS * MMA_REGS<D, TIMELINE> <= (1 + MMA_WARPGROUPS) * (65536 / THREADS / 8 * 8);
+static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<128, false> && REGISTERS_FIT<64, true> && REGISTERS_FIT<128, true>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -134,9 +145,10 @@ __device__ void preprocess(const BwdParams& bp) {
 // ANCHOR: mma
 // An MMA warpgroup: for each query block, the five products, with the elementwise work
 // between them while the tensor cores run the last one issued; then dK and dV.
-template <typename T, int D>
+template <typename T, int D, bool TIMELINE>
 __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w, int wg) {
     const AttnParams& p = bp.fwd;
+    Timeline<TIMELINE> tl(p, 2 + wg);  // slots 2 and 3
     using Mma = BackwardMma<T, D, BLOCK_M, BLOCK_N>;
     Mma warpgroup(wg);
     const int key0 = w.n_start + wg * Mma::KEYS;  // the warpgroup's first key
@@ -144,41 +156,48 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
     auto st = pipeline_start<NSTAGES>();
     for_each_query_block(w, [&](int, int m, int step) {
         const int q_start = m * BLOCK_M;
-        s.bar->qdo.consumer_wait(st);
+        FL_PHASE(tl, Phase::WaitFull, step, s.bar->qdo.consumer_wait(st));
         const T* q = s.q_slot(st);
         const T* d_o = s.do_slot(st);
         const float* rows = s.rows_slot(st);  // the LSE (log2 units) of the query rows, then their D
         // S^T = K Q^T and dP^T = V dO^T, both in flight; P^T once S^T is in.
+        const uint64_t scores = tl.now();  // the timeline's BwdScores: from here until dP^T is complete
         warpgroup.s_issue(s.k, q);
         warpgroup.dp_issue(s.v, d_o);
         warpgroup.wait_s();
-        masked_or_not<Mma::KEYS>(
-            p, key0, q_start, [&](auto MASKED) { warpgroup.template p_from_s<decltype(MASKED)::value>(p, rows, w.n_start, q_start); });
+        FL_PHASE(tl, Phase::BwdP, step, masked_or_not<Mma::KEYS>(p, key0, q_start, [&](auto MASKED) {
+            warpgroup.template p_from_s<decltype(MASKED)::value>(p, rows, w.n_start, q_start);
+        }));
         // dV += P^T dO runs while dS^T is computed from dP^T.
+        const uint64_t grads = tl.now();  // the timeline's BwdGrads: from here until dQ is complete
         warpgroup.dv_issue(d_o);
         warpgroup.wait_dp();
-        warpgroup.ds_from_dp(rows + BLOCK_M);
+        tl.record(Phase::BwdScores, step, scores);
         T* ds_tile = s.ds_buffer(step);
-        warpgroup.store_ds(ds_tile);
+        FL_PHASE(tl, Phase::BwdDs, step, warpgroup.ds_from_dp(rows + BLOCK_M); warpgroup.store_ds(ds_tile));
         // dK += dS^T Q runs while the two warpgroups meet: dQ = dS K reads both warpgroups' dS^T rows.
         warpgroup.dk_issue(q);
         fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
-        named_barrier_sync(DS_WRITTEN, MMA_THREADS);
+        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
         warpgroup.dq_issue(ds_tile, s.k);
         warpgroup.wait_all();
+        tl.record(Phase::BwdGrads, step, grads);
         s.bar->qdo.consumer_release(st);  // Q, dO and the row terms read: the producer may refill
         // dQ to the writer, once it has read the last step's tile.
-        named_barrier_sync(DQ_EMPTY, DQ_THREADS);
-        warpgroup.store_dq(s.dq);
-        fence_proxy_async_smem();  // before the bulk reduce reads the tile
-        named_barrier_arrive(DQ_FULL, DQ_THREADS);
+        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DQ_EMPTY, DQ_THREADS));
+        FL_PHASE(tl, Phase::DqStore, step, {
+            warpgroup.store_dq(s.dq);
+            fence_proxy_async_smem();  // before the bulk reduce reads the tile
+            named_barrier_arrive(DQ_FULL, DQ_THREADS);
+        });
         st.advance();
     });
-    store_dk_dv<T, D>(bp, warpgroup.dk, warpgroup.dv, key0, w);
+    FL_PHASE(tl, Phase::Epilogue, w.steps(), store_dk_dv<T, D>(bp, warpgroup.dk, warpgroup.dv, key0, w));
+    tl.clock();
 }
 // ANCHOR_END: mma
 
-template <typename T, int D>
+template <typename T, int D, bool TIMELINE = false>
 __device__ void hopper_backward(const BwdParams& bp, const BwdTensorMaps& maps) {
     __shared__ BwdBarriers<NSTAGES> barriers;
     // The block's work, found once and read by every role from shared memory: a field is
@@ -196,14 +215,14 @@ __device__ void hopper_backward(const BwdParams& bp, const BwdTensorMaps& maps) 
     // computed before has to live through the change of register count.
     const int wg = threadIdx.x / 128, warp = threadIdx.x / 32 % 4;
     if (wg == 0) {
-        setmaxnreg_dec<PRODUCER_REGS>();
+        setmaxnreg_dec<PRODUCER_REGS<D, TIMELINE>>();
         const Tiles<T, D> s(barriers);
-        if (warp == 0) load<T, D, BLOCK_M, BLOCK_N, NSTAGES>(bp, maps, s, work);
-        if (warp == 1) dq_writer<D, BLOCK_M>(bp, s.dq, work);
+        if (warp == 0) load<T, D, BLOCK_M, BLOCK_N, NSTAGES, TIMELINE>(bp, maps, s, work);
+        if (warp == 1) dq_writer<D, BLOCK_M, TIMELINE>(bp, s.dq, work);
     } else {
-        setmaxnreg_inc<MMA_REGS>();
+        setmaxnreg_inc<MMA_REGS<D, TIMELINE>>();
         const Tiles<T, D> s(barriers);
-        mma<T, D>(bp, s, work, wg - 1);
+        mma<T, D, TIMELINE>(bp, s, work, wg - 1);
     }
     // ANCHOR_END: roles
 }
@@ -241,4 +260,5 @@ using flashlab::postprocess;
 using flashlab::preprocess;
 FLASHLAB_EXPORT_BACKWARD(bwd_preprocess, preprocess, flashlab::PRE_THREADS)
 FLASHLAB_EXPORT_BACKWARD_TMA(bwd, hopper_backward, flashlab::THREADS)
+FLASHLAB_EXPORT_BACKWARD_TIMELINE_TMA(bwd, hopper_backward, flashlab::THREADS)
 FLASHLAB_EXPORT_BACKWARD(bwd_postprocess, postprocess, flashlab::POST_THREADS)

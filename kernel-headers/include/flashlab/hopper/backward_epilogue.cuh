@@ -11,6 +11,7 @@
 #include "../fragments.cuh"
 #include "../mma.cuh"
 #include "../named_barrier.cuh"
+#include "../timeline.cuh"
 #include "../tma.cuh"
 #include "backward_scheduler.cuh"
 #include "backward_tiles.cuh"
@@ -40,16 +41,18 @@ __device__ __forceinline__ float* dq_accum_rows(const BwdParams& bp, int b, int 
 // Deterministic (stage 22's order, key block by key block): before its add, lane 0 waits until
 // the query block's counter says every key block before this one has added its share; after
 // it, it waits until the add is done in global memory and counts its own.
-template <int D, int BLOCK_M>
+// The timeline build records the warp's lane 0 in slot 1 (hopper_backward.cu's roles).
+template <int D, int BLOCK_M, bool TIMELINE = false>
 __device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_tile, const BwdWork& w) {
     const AttnParams& p = bp.fwd;
+    Timeline<TIMELINE> tl(p, 1, 32);
     const bool lane0 = threadIdx.x % 32 == 0;
     const int steps = w.steps();
     named_barrier_arrive(DQ_EMPTY, DQ_THREADS);
     for_each_query_block(w, [&](int h, int m, int step) {
         int* sem = bp.dq_semaphore + (static_cast<long long>(w.b) * p.heads + h) * ceil_div(p.seqlen_q, 16) + m;
-        named_barrier_sync(DQ_FULL, DQ_THREADS);
-        if (lane0) {
+        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DQ_FULL, DQ_THREADS));
+        FL_PHASE(tl, Phase::DqReduce, step, if (lane0) {
             if (bp.deterministic) {
                 while (load_acquire_gpu(sem) != w.n_block) {
                 }
@@ -58,7 +61,7 @@ __device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_t
             bulk_reduce_add_f32(dq_accum_rows<D>(bp, w.b, h, m * BLOCK_M), dq_tile, BLOCK_M * D * sizeof(float));
             tma_store_commit();
             tma_store_wait_read();
-        }
+        });
         __syncwarp();
         if (step + 1 < steps) named_barrier_arrive(DQ_EMPTY, DQ_THREADS);
         if (lane0 && bp.deterministic) {
@@ -68,6 +71,7 @@ __device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_t
         }
     });
     if (lane0) tma_store_wait_done();
+    tl.clock();
 }
 // ANCHOR_END: dq_writer
 

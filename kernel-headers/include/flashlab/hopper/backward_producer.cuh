@@ -8,6 +8,7 @@
 #include "../backward.cuh"
 #include "../common.cuh"
 #include "../mbarrier.cuh"
+#include "../timeline.cuh"
 #include "../tma.cuh"
 #include "backward_scheduler.cuh"
 #include "backward_tiles.cuh"
@@ -21,10 +22,12 @@ namespace flashlab {
 // arrival expects them). A row past seqlen_q, or one that saw no key in the forward (LSE
 // -inf), gets LSE +inf in log2 units: exp2(S scale_log2 - LSE) is then 0 with no mask, and
 // its D is 0, so its dS is 0 and it adds nothing to dK, nor to dQ's padding rows.
-template <typename T, int D, int BLOCK_M, int BLOCK_N, int SLOTS>
+// The timeline build records the warp's lane 0 in slot 0 (hopper_backward.cu's roles).
+template <typename T, int D, int BLOCK_M, int BLOCK_N, int SLOTS, bool TIMELINE = false>
 __device__ __forceinline__ void load(const BwdParams& bp, const BwdTensorMaps& maps, const BwdSharedTiles<T, D, BLOCK_M, BLOCK_N, SLOTS>& s,
                                      const BwdWork& w) {
     const AttnParams& p = bp.fwd;
+    Timeline<TIMELINE> tl(p, 0, 32);
     const int lane = threadIdx.x % 32;
     if (lane == 0) {
         mbarrier_arrive_expect_tx(&s.bar->kv_full, 2 * BLOCK_N * D * sizeof(T));
@@ -32,8 +35,9 @@ __device__ __forceinline__ void load(const BwdParams& bp, const BwdTensorMaps& m
         tma_load_tile<D, BLOCK_N>(s.v, &maps.v, &s.bar->kv_full, w.kv_head, w.n_start, w.b);
     }
     auto st = pipeline_start<SLOTS>();
-    for_each_query_block(w, [&](int h, int m, int) {
-        s.bar->qdo.producer_acquire(st);
+    for_each_query_block(w, [&](int h, int m, int step) {
+        FL_PHASE(tl, Phase::WaitEmpty, step, s.bar->qdo.producer_acquire(st));
+        const uint64_t loading = tl.now();  // Load: the rows' terms stored, Q's and dO's copies issued
         float* rows = s.rows_slot(st);
         const int q_start = m * BLOCK_M;
         const long long at = lse_index(p, w.b, h, q_start);  // the block's first row in LSE and D
@@ -51,8 +55,10 @@ __device__ __forceinline__ void load(const BwdParams& bp, const BwdTensorMaps& m
         } else {
             mbarrier_arrive(&s.bar->qdo.full[st.index]);
         }
+        tl.record(Phase::Load, step, loading);
         st.advance();
     });
+    tl.clock();
 }
 // ANCHOR_END: producer
 

@@ -9,6 +9,7 @@
 #include "../backward.cuh"
 #include "../common.cuh"
 #include "../mbarrier.cuh"
+#include "../timeline.cuh"
 #include "../tma.cuh"
 #include "pipeline.cuh"
 
@@ -124,3 +125,8 @@ struct BwdSharedTiles {
     FLASHLAB_EXPORT_BACKWARD_TMA_ONE(prefix, body, __nv_bfloat16, bf16, 128, threads) \
     FLASHLAB_EXPORT_BACKWARD_TMA_ONE(prefix, body, __half, f16, 64, threads)          \
     FLASHLAB_EXPORT_BACKWARD_TMA_ONE(prefix, body, __half, f16, 128, threads)
+// Its timeline variants, `body<__nv_bfloat16, D, true>`: `<prefix>_timeline_bf16_d<D>` at
+// both head dims (timeline.cuh).
+#define FLASHLAB_EXPORT_BACKWARD_TIMELINE_TMA(prefix, body, threads)                                                      \
+    FLASHLAB_EXPORT_TIMELINE_TMA_WITH(flashlab::BwdParams, flashlab::BwdTensorMaps, prefix, body, 64, threads, 1) \
+    FLASHLAB_EXPORT_TIMELINE_TMA_WITH(flashlab::BwdParams, flashlab::BwdTensorMaps, prefix, body, 128, threads, 1)
