@@ -4,7 +4,7 @@
 /// products), so dK and dV stay in its registers for the whole launch.
 pub const WARPS: u32 = 8;
 /// Keys a block owns: 16 per warp, FlashAttention-2's 128, which halves dQ's adds per FLOP
-/// of 64 keys (1.20 times faster at d128 on an H100,
+/// of 64 keys (1.13-1.17 times faster at d128 on an H100, 1.04 at d64:
 /// `bench/experiments/2026-11-27-backward-dq-atomics/`). Grid: (ceil(seqlen_k / BLOCK_KV),
 /// kv_heads, batch).
 pub const BLOCK_KV: u32 = 128;
