@@ -14,7 +14,7 @@ use harness::timeline::{Lane, Phase, Role, Timeline, TimelineRequest};
 use harness::{BackwardStage, Problem, Stage, Workload};
 use std::collections::BTreeSet;
 use synthetic::{
-    a_backward_recording_passes, a_producer_and_two_consumers_pass,
+    a_backward_recording_passes, a_dq_tile_out_of_step_fails, a_producer_and_two_consumers_pass,
     a_softmax_before_its_product_completed_fails, an_mma_step_out_of_order_fails,
     stage_11s_recording_passes,
 };
@@ -26,6 +26,7 @@ harness::test_main!(
         a_producer_and_two_consumers_pass,
         a_softmax_before_its_product_completed_fails,
         a_backward_recording_passes,
+        a_dq_tile_out_of_step_fails,
         an_mma_step_out_of_order_fails,
     ],
 );
@@ -272,27 +273,36 @@ fn assert_serial(problem: &Problem, t: &Timeline, tiles: &[u32], (block_q, block
     }
 }
 
-/// The steps (query blocks) block `block` of the backward walks, with stage 23's tiles:
-/// the grid is (key blocks, K/V heads, batch), handed out longest first when causal
+/// The steps (query blocks) block `block` of the backward walks, with stage 23's tiles
+/// (`BLOCK_M` query rows a step, 128 at head dim 64, 64 at 128): the grid is (key blocks,
+/// K/V heads, batch), handed out longest first when causal
 /// (hopper/backward_scheduler.cuh: `bwd_longest_first`), and a key block sees every query
 /// block of each head of its group, or with the causal mask those from the one holding
 /// the first row that sees its first key.
 fn backward_steps(problem: &Problem, block: u32) -> u32 {
-    use stage23_hopper_backward::tiles::{BLOCK_M, BLOCK_N};
+    use stage23_hopper_backward::tiles::{BLOCK_N, block_m};
     let s = &problem.shape;
+    let block_m = block_m(s.head_dim);
     let key_blocks = (s.seqlen_k as u32).div_ceil(BLOCK_N);
     let n_block = if problem.causal {
         block / (s.kv_heads * s.batch) as u32
     } else {
         block % key_blocks
     };
-    let m_end = (s.seqlen_q as u32).div_ceil(BLOCK_M);
+    let m_end = (s.seqlen_q as u32).div_ceil(block_m);
     let m_first = if problem.causal {
-        (n_block * BLOCK_N).saturating_sub((s.seqlen_k - s.seqlen_q) as u32) / BLOCK_M
+        (n_block * BLOCK_N).saturating_sub((s.seqlen_k - s.seqlen_q) as u32) / block_m
     } else {
         0
     };
     (s.heads / s.kv_heads) as u32 * (m_end - m_first)
+}
+
+/// Whether stage 23 issues dV += Pᵀ dO once dSᵀ is computed, inside dSᵀ's phase, as at 128
+/// query rows a step (head dim 64: hopper/backward_mainloop.cuh's PACK_P_LATE), rather than
+/// before dPᵀ completes, as at 64.
+fn dv_after_ds(problem: &Problem) -> bool {
+    stage23_hopper_backward::tiles::block_m(problem.shape.head_dim) == 128
 }
 
 /// Stage 23's recording: per block its load warp, dQ writer warp and two MMA warpgroups, each
@@ -302,6 +312,7 @@ fn backward_steps(problem: &Problem, block: u32) -> u32 {
 /// added (read) before the MMA warpgroups write the next one.
 fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
     assert_lanes_plausible(label, problem, t);
+    let dv_after_ds = dv_after_ds(problem);
     for block in 0..BLOCKS {
         let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
         let names: Vec<String> = lanes.iter().map(|l| l.name()).collect();
@@ -364,15 +375,15 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     span(l, Phase::DqStore, k),
                 );
                 // The kernel's order: Sᵀ and dPᵀ issued; Pᵀ once Sᵀ is in; dV issued;
-                // dPᵀ complete; dSᵀ; dS written (sync); dQ issued; all complete; dQ's
-                // tile free (sync); dQ stored.
-                let order = [
+                // dPᵀ complete; dSᵀ (at 128 query rows a step: dPᵀ complete; dSᵀ, with dV
+                // issued in it); dS written (sync); dQ issued; all complete; dQ's tile free
+                // (sync); dQ stored.
+                let mut order = vec![
                     ("wait full starts", wait.start_cycle),
                     ("wait full ends", wait.end_cycle),
                     ("Sᵀ/dPᵀ issued", scores.start_cycle),
                     ("Pᵀ starts", p.start_cycle),
                     ("Pᵀ ends", p.end_cycle),
-                    ("dV issued", grads.start_cycle),
                     ("dPᵀ complete", scores.end_cycle),
                     ("dSᵀ starts", ds.start_cycle),
                     ("dSᵀ ends", ds.end_cycle),
@@ -384,6 +395,8 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     ("dQ store starts", store.start_cycle),
                     ("dQ store ends", store.end_cycle),
                 ];
+                let dv_issued = ("dV issued", grads.start_cycle);
+                order.insert(if dv_after_ds { 7 } else { 5 }, dv_issued);
                 for pair in order.windows(2) {
                     assert!(
                         pair[0].1 <= pair[1].1,
@@ -408,23 +421,40 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     at(l)
                 );
                 // The writer adds dQ's tile once both warpgroups began storing it, and the
-                // warpgroups store the next once the writer's add has read this one.
-                let writer_wait = writer
-                    .spans_of(Phase::Sync)
-                    .find(|s| s.iteration == k)
-                    .expect("checked above");
+                // warpgroups store the next once the writer's add has read this one: the add
+                // of step k has read the tile (DqReduce's end, read after the bulk copy's
+                // read completed) after this warpgroup began storing it (DqStore's start,
+                // before its DQ_FULL arrival), and its stores of step k were done (DqStore's
+                // end, read after the fence its arrival waits for, which waits for them)
+                // after the add of step k - 1 had read the tile (DqReduce's end, before the
+                // writer's DQ_EMPTY arrival). Neither is checked against a Sync span's end:
+                // the clock read right after a `bar.sync` issues before the barrier holds
+                // the warp (SASS BAR.SYNC.DEFER_BLOCKING lets the next instructions go), so
+                // such a span ends a few cycles after it starts, whatever the wait. Call F6's
+                // recordings of this kernel on an H100 (`flashlab timeline 23 --dim 128
+                // --seqlen 8192`, causal and not) have every writer Sync 2 to 4 cycles long
+                // and every MMA DQ_EMPTY Sync 2; the writer's Sync of step 0 ends some 14000
+                // cycles before a warpgroup began storing dQ, and the check of the writer's
+                // Sync end against DqStore's start failed at every step.
+                let add = span(writer, Phase::DqReduce, k);
                 assert!(
-                    writer_wait.end_cycle >= store.start_cycle,
-                    "{}: step {k}: the writer's wait ended before dQ's tile was stored",
-                    at(l)
+                    add.end_cycle >= store.start_cycle,
+                    "{}: step {k}: the writer's add had read dQ's tile at cycle {}, before the warpgroup began storing it at cycle {} ({} cycles later)",
+                    at(l),
+                    add.end_cycle,
+                    store.start_cycle,
+                    store.start_cycle - add.end_cycle
                 );
                 if k > 0 {
                     let read = span(writer, Phase::DqReduce, k - 1).end_cycle;
                     assert!(
-                        syncs[1].end_cycle >= read,
-                        "{}: step {k}: dQ's tile was free before the writer's add of step {} had read it",
+                        store.end_cycle >= read,
+                        "{}: step {k}: dQ's tile was stored by cycle {}, before the writer's add of step {} had read it at cycle {} ({} cycles later)",
                         at(l),
-                        k - 1
+                        store.end_cycle,
+                        k - 1,
+                        read,
+                        read - store.end_cycle
                     );
                 }
             }
@@ -628,8 +658,11 @@ mod synthetic {
     /// Stage 23's block `block` as its kernel records it, `steps` steps of 1000 cycles at
     /// 1.5 GHz: the load warp (slot 0) issues each step's tiles before the MMA warpgroups
     /// (slots 2 and 3) wait for them, the writer (slot 1) adds dQ's tile after they stored
-    /// it, and they store the next after its add.
-    fn backward_block(block: u32, steps: u32) -> Vec<Vec<RawEvent>> {
+    /// it, and they store the next after its add. `dv_after_ds`: dV issued inside dSᵀ's
+    /// phase (128 query rows a step), not before dPᵀ completed. A Sync that ends at a
+    /// `bar.sync` (the writer's, and the MMA warpgroups' second) lasts 2 cycles, as the
+    /// kernel records it (`assert_backward`), the wait falling after it.
+    fn backward_block(block: u32, steps: u32, dv_after_ds: bool) -> Vec<Vec<RawEvent>> {
         let (ns0, c0) = (
             1_000_000 + 300 * u64::from(block),
             50_000 * u64::from(block + 1),
@@ -654,10 +687,11 @@ mod synthetic {
             let b = at(k);
             load.push(event(block, 0, Phase::WaitEmpty, k, b - 90, b - 70));
             load.push(event(block, 0, Phase::Load, k, b - 70, b - 30));
-            writer.push(event(block, 1, Phase::Sync, k, b - 10, b + 995));
+            writer.push(event(block, 1, Phase::Sync, k, b - 10, b - 8));
             writer.push(event(block, 1, Phase::DqReduce, k, b + 995, b + 1_040));
         }
         let mut lanes = vec![with_clocks(0, load), with_clocks(1, writer)];
+        let dv_issued = if dv_after_ds { 450 } else { 300 };
         for wg in 2..4u8 {
             let mut mma = Vec::new();
             for k in 0..steps {
@@ -668,8 +702,8 @@ mod synthetic {
                     (Phase::BwdScores, 20, 400),
                     (Phase::BwdDs, 400, 550),
                     (Phase::Sync, 560, 600),
-                    (Phase::BwdGrads, 300, 850),
-                    (Phase::Sync, 850, 900),
+                    (Phase::BwdGrads, dv_issued, 850),
+                    (Phase::Sync, 850, 852),
                     (Phase::DqStore, 900, 990),
                 ] {
                     mma.push(event(block, wg, phase, k, b + start, b + end));
@@ -682,11 +716,11 @@ mod synthetic {
         lanes
     }
 
-    fn backward_buffer(problem: &Problem) -> TimelineBuffer {
+    fn backward_buffer(problem: &Problem, dv_after_ds: bool) -> TimelineBuffer {
         let stride = harness::timeline::backward_stride_for(problem);
         let mut buf = TimelineBuffer::zeroed(BLOCKS, stride);
         for b in 0..BLOCKS {
-            for (slot, events) in backward_block(b, backward_steps(problem, b))
+            for (slot, events) in backward_block(b, backward_steps(problem, b), dv_after_ds)
                 .iter()
                 .enumerate()
             {
@@ -704,30 +738,69 @@ mod synthetic {
                 .collect::<Vec<_>>(),
             [16, 16, 16]
         );
-        let t = Timeline::from_buffer(&backward_buffer(&problem)).unwrap();
+        let t = Timeline::from_buffer(&backward_buffer(&problem, dv_after_ds(&problem))).unwrap();
         assert_backward("23 (hopper-backward)", &problem, &t);
 
-        // Causal: blocks 0 and 1 hold key block 0 of heads 0 and 1 (longest first), block
-        // 2 key block 1, whose first 128 keys' query rows no block of it sees.
+        // Causal at head dim 64 (128 query rows a step): blocks 0 and 1 hold key block 0 of
+        // heads 0 and 1 (longest first), block 2 key block 1, whose first 128 keys' query
+        // rows, query block 0, it does not see.
         let mut causal = Problem::new(1, 2, 1024, 64);
         causal.causal = true;
         assert_eq!(
             (0..BLOCKS)
                 .map(|b| backward_steps(&causal, b))
                 .collect::<Vec<_>>(),
-            [16, 16, 14]
+            [8, 8, 7]
         );
-        let t = Timeline::from_buffer(&backward_buffer(&causal)).unwrap();
+        let t = Timeline::from_buffer(&backward_buffer(&causal, dv_after_ds(&causal))).unwrap();
         assert_backward("23 (hopper-backward)", &causal, &t);
-        // Read as the unmasked problem, its last block has two steps too few.
+        // Read as the unmasked problem at head dim 128 (64 rows a step), its blocks have too
+        // few steps; read with dV issued before dPᵀ completed, its steps are out of order.
         assert!(harness::testing::expect_panic(|| assert_backward("23", &problem, &t)).is_ok());
+        let t = Timeline::from_buffer(&backward_buffer(&causal, false)).unwrap();
+        let failure = harness::testing::expect_panic(|| assert_backward("23", &causal, &t))
+            .expect("dV issued before dPᵀ completed is not the order at 128 query rows");
+        let message = failure.downcast_ref::<String>().unwrap();
+        assert!(message.contains("step 0: dSᵀ starts"), "{message}");
+    }
+
+    pub fn a_dq_tile_out_of_step_fails() {
+        let problem = Problem::new(1, 2, 1024, 128);
+        // Block 1's writer: its add of step 3 moved to `start`..`end` cycles after the step.
+        let moved = |start: u64, end: u64| {
+            let mut buf = backward_buffer(&problem, false);
+            let mut events = backward_block(1, 16, false).swap_remove(1);
+            let add = events
+                .iter()
+                .position(|e| e.phase == Phase::DqReduce as u8 && e.iteration == 3)
+                .unwrap();
+            let step = events[add].start - 995;
+            (events[add].start, events[add].end) = (step + start, step + end);
+            buf.put_slot(1, 1, &events);
+            let t = Timeline::from_buffer(&buf).unwrap();
+            let failure = harness::testing::expect_panic(|| assert_backward("23", &problem, &t))
+                .expect("the checks must fail");
+            failure.downcast_ref::<String>().unwrap().clone()
+        };
+        // Done reading dQ's tile before the warpgroups began storing it (at 900).
+        let message = moved(870, 880);
+        assert!(
+            message.contains("block 1 MMA 0: step 3: the writer's add had read dQ's tile at cycle"),
+            "{message}"
+        );
+        // Still reading it when they had stored the next (step 4's stores end at 1990).
+        let message = moved(995, 1_995);
+        assert!(
+            message.contains("block 1 MMA 0: step 4: dQ's tile was stored by cycle"),
+            "{message}"
+        );
     }
 
     pub fn an_mma_step_out_of_order_fails() {
         let problem = Problem::new(1, 2, 1024, 128);
-        let mut buf = backward_buffer(&problem);
+        let mut buf = backward_buffer(&problem, false);
         // Block 1's MMA 1 forms dSᵀ of step 3 before its dPᵀ completed.
-        let mut events = backward_block(1, 16).swap_remove(3);
+        let mut events = backward_block(1, 16, false).swap_remove(3);
         let ds = events
             .iter()
             .position(|e| e.phase == Phase::BwdDs as u8 && e.iteration == 3)

@@ -152,8 +152,12 @@ impl Phase {
             Phase::BwdScores => {
                 "MMA: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ, from issue until both wgmma groups completed"
             }
-            Phase::BwdP => "MMA: Pᵀ recomputed from Sᵀ and the LSE, masked, packed",
-            Phase::BwdDs => "MMA: dSᵀ = Pᵀ ∘ (dPᵀ - D), packed and stored for dQ",
+            Phase::BwdP => {
+                "MMA: Pᵀ recomputed from Sᵀ and the LSE, masked (and packed, at 64 query rows a step)"
+            }
+            Phase::BwdDs => {
+                "MMA: dSᵀ = Pᵀ ∘ (dPᵀ - D), packed and stored for dQ (at 128 query rows, Pᵀ packed and dV issued between)"
+            }
             Phase::BwdGrads => {
                 "MMA: dV += Pᵀ dO, dK += dSᵀ Q, dQ = dS K, from dV's issue until all three completed"
             }
@@ -167,7 +171,7 @@ impl Phase {
     /// The tensor-core products, whose spans run from issue to completion and may overlap
     /// other phases of the same warpgroup (stage 16, the overlap inside a warpgroup,
     /// issues S of tile j before P V of tile j - 1 completed; the backward computes Pᵀ
-    /// while dPᵀ runs and dSᵀ while dV runs).
+    /// while dPᵀ runs and dSᵀ while dV runs, or at 128 query rows a step stores it).
     pub fn is_gemm(self) -> bool {
         matches!(
             self,

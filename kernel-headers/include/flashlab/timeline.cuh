@@ -26,13 +26,18 @@ enum class Phase : uint8_t {
     Epilogue = 8,   // consumer: O normalized, stored (the backward's MMA warpgroups: dK, dV stored)
     // The backward (stage 23): its MMA warpgroups' products and elementwise work, its dQ writer.
     BwdScores = 9,  // MMA: S^T = K Q^T and dP^T = V dO^T, from issue until both completed
-    BwdP = 10,      // MMA: P^T recomputed from S^T and the LSE, masked, packed
-    BwdDs = 11,     // MMA: dS^T = P^T o (dP^T - D), packed and stored for dQ
+    BwdP = 10,      // MMA: P^T recomputed from S^T and the LSE, masked (and packed, at 64 query rows a step)
+    BwdDs = 11,     // MMA: dS^T = P^T o (dP^T - D), packed and stored for dQ (at 128 query rows, P^T packed and dV issued between)
     BwdGrads = 12,  // MMA: dV += P^T dO, dK += dS^T Q, dQ = dS K, from dV's issue until all completed
     DqStore = 13,   // MMA: its half of dQ's tile written to shared memory for the writer
     DqReduce = 14,  // writer: the bulk reduce-add of dQ's tile, until it was read (deterministic: its turn first)
 };
 // ANCHOR_END: phases
+// Phase::Sync: a span that ends at a named barrier's bar.sync may end before the wait does:
+// the clock read after it can issue before the barrier holds the warp (SASS
+// BAR.SYNC.DEFER_BLOCKING lets the next instructions go), and stage 23's recordings show
+// such spans of 2 cycles whatever the wait, which falls after them (tests/timeline.rs:
+// assert_backward).
 
 // One record: 32 bytes. Times are clock64 cycles of the block's SM, except Phase::Clock's.
 struct TimelineEvent {

@@ -6,7 +6,9 @@
 //     and then Q, dO and the rows' LSE and D for each query block into a two-slot ring
 //     (hopper/backward_producer.cuh), and whose warp 1 writes dQ
 //     (hopper/backward_epilogue.cuh); two MMA warpgroups, each owning 64 of the block's 128
-//     keys, run the five products on wgmma (hopper/backward_mainloop.cuh).
+//     keys, run the five products on wgmma (hopper/backward_mainloop.cuh). A query block is
+//     BLOCK_M rows, per head dim as FlashAttention-3 sets its kBlockM: 128 at head dim 64,
+//     64 at head dim 128.
 //   - dQ by bulk reduce-add (book: "dQ by bulk reduce-add"): the MMA warpgroups write dQ's
 //     fp32 tile to shared memory and the writer adds it to global memory with one
 //     cp.reduce.async.bulk per query block, instead of one atomic per element.
@@ -33,29 +35,36 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-// One block per BLOCK_N keys of a K/V head; each step one query block of BLOCK_M rows
-// (book: "Shared memory and registers"). Warpgroup 0 is the producer (warp 0 loads, warp 1
-// writes dQ), warpgroups 1 and 2 the MMA warpgroups, 64 keys each.
+// One block per BLOCK_N keys of a K/V head; each step one query block of BLOCK_M<D> rows
+// (book: "Shared memory and registers"): 128 at head dim 64, 64 at 128. Warpgroup 0 is the
+// producer (warp 0 loads, warp 1 writes dQ), warpgroups 1 and 2 the MMA warpgroups, 64 keys
+// each.
 constexpr int BLOCK_N = 128;
-constexpr int BLOCK_M = 64;
+constexpr int BLOCK_M_D64 = 128;
+constexpr int BLOCK_M_D128 = 64;
+template <int D>
+constexpr int BLOCK_M = D == 64 ? BLOCK_M_D64 : BLOCK_M_D128;
 constexpr int MMA_WARPGROUPS = 2;
 constexpr int WARPS = 4 * (1 + MMA_WARPGROUPS);
 constexpr int THREADS = WARPS * 32;
 constexpr int NSTAGES = 2;  // Q/dO ring slots: step s + 1's tiles land during step s
 template <typename T, int D>
-using Tiles = BwdSharedTiles<T, D, BLOCK_M, BLOCK_N, NSTAGES>;
-// The dynamic shared memory, without the 1 KiB of alignment slack the launch adds: at D 128,
-// K and V 32 KiB each, two slots of Q and of dO 16 KiB each, two dS^T buffers 16 KiB each,
-// the fp32 dQ tile 32 KiB and the row terms 1 KiB: 193 KiB. At D 64: 113 KiB.
+using Tiles = BwdSharedTiles<T, D, BLOCK_M<D>, BLOCK_N, NSTAGES>;
+// The dynamic shared memory, without the 1 KiB of alignment slack the launch adds: at D 128
+// (64 rows), K and V 32 KiB each, two slots of Q and of dO 16 KiB each, two dS^T buffers
+// 16 KiB each, the fp32 dQ tile 32 KiB and the row terms 1 KiB: 193 KiB. At D 64 (128
+// rows): K and V 16 KiB each, two slots of Q and of dO 16 KiB each, two dS^T buffers 32 KiB
+// each, the dQ tile 32 KiB and the row terms 2 KiB: 194 KiB.
 template <int D>
 constexpr int MAIN_SMEM_BYTES = Tiles<__nv_bfloat16, D>::BYTES;
-constexpr int PRE_ROWS = 64, PRE_THREADS = 128;    // the preprocess: query rows and threads per block
+constexpr int PRE_ROWS = 128, PRE_THREADS = 128;   // the preprocess: query rows and threads per block
 constexpr int POST_ROWS = 64, POST_THREADS = 128;  // the postprocess: the same
 // ANCHOR_END: tiles
 constexpr int MAIN_SMEM_BYTES_D64 = MAIN_SMEM_BYTES<64>;
 constexpr int MAIN_SMEM_BYTES_D128 = MAIN_SMEM_BYTES<128>;
 FLASHLAB_SAME_AS_HOST(BLOCK_N);
-FLASHLAB_SAME_AS_HOST(BLOCK_M);
+FLASHLAB_SAME_AS_HOST(BLOCK_M_D64);
+FLASHLAB_SAME_AS_HOST(BLOCK_M_D128);
 FLASHLAB_SAME_AS_HOST(WARPS);
 FLASHLAB_SAME_AS_HOST(NSTAGES);
 FLASHLAB_SAME_AS_HOST(PRE_ROWS);
@@ -64,10 +73,13 @@ FLASHLAB_SAME_AS_HOST(POST_ROWS);
 FLASHLAB_SAME_AS_HOST(POST_THREADS);
 FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D64);
 FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D128);
-static_assert(MAIN_SMEM_BYTES_D128 + 1024 <= 227 * 1024, "a block's shared memory, with the alignment slack, is at most 227 KiB");
-static_assert(BLOCK_M % 16 == 0, "query blocks are no more than the semaphores, one per 16 rows: block m uses the m-th");
-static_assert(PRE_ROWS % 16 == 0 && PRE_ROWS % BLOCK_M == 0, "a preprocess block zeroes whole semaphores and whole dQ tiles");
-static_assert(DQ_ACCUM_ROWS % PRE_ROWS == 0 && DQ_ACCUM_ROWS % BLOCK_M == 0,
+static_assert(MAIN_SMEM_BYTES_D128 + 1024 <= 227 * 1024 && MAIN_SMEM_BYTES_D64 + 1024 <= 227 * 1024,
+              "a block's shared memory, with the alignment slack, is at most 227 KiB");
+static_assert(BLOCK_M<64> % 16 == 0 && BLOCK_M<128> % 16 == 0,
+              "query blocks are no more than the semaphores, one per 16 rows: block m uses the m-th");
+static_assert(PRE_ROWS % 16 == 0 && PRE_ROWS % BLOCK_M<64> == 0 && PRE_ROWS % BLOCK_M<128> == 0,
+              "a preprocess block zeroes whole semaphores and whole dQ tiles");
+static_assert(DQ_ACCUM_ROWS % PRE_ROWS == 0 && DQ_ACCUM_ROWS % BLOCK_M<64> == 0 && DQ_ACCUM_ROWS % BLOCK_M<128> == 0,
               "the accumulator's padding holds the last preprocess block and the last query block whole");
 static_assert(MMA_THREADS == MMA_WARPGROUPS * 128, "the named barriers count both MMA warpgroups");
 
@@ -75,18 +87,21 @@ static_assert(MMA_THREADS == MMA_WARPGROUPS * 128, "the named barriers count bot
 // The block is launched with 65536 / 384 = 170 registers a thread, 168 after rounding to a
 // multiple of 8 (book: "Shared memory and registers"). An MMA thread holds dK and dV (D / 2
 // floats each), S^T and dP^T (BLOCK_M / 2 each), P^T and dS^T packed (BLOCK_M / 4 each) and
-// its half of dQ (D / 4): 64 + 64 + 32 + 32 + 16 + 16 + 32 = 256 at D = 128 if all were live
-// at once; they are not (S^T and dP^T die into P^T and dS^T before dQ is needed), and the
-// MMA warpgroups rise to 240 while the producer, which computes addresses and waits, drops
-// to 24 (FlashAttention-3's split): 24 + 2 x 240 = 504 = 3 x 168. The timeline build also
-// keeps its clock readings: at D 64 its producer warps take 40 and its MMA warpgroups 232,
-// as stage 19's do; at D 128 the MMA warpgroups need all 240 (at 232 ptxas serializes their
-// wgmmas), so the producer warps stay at 24 and spill their recorder's fields (src/lib.rs:
-// TOLERATED_SPILLS).
+// its part of dQ (D / 4 floats at BLOCK_M 64, D / 2 at BLOCK_M 128: 32 either way):
+// 64 + 64 + 32 + 32 + 16 + 16 + 32 = 256 at D = 128, 32 + 32 + 64 + 64 + 32 + 32 + 32 = 288
+// at D = 64 with BLOCK_M 128, if all were live at once; they are not (S^T and dP^T die into
+// P^T and dS^T before dQ is needed; at D = 64 the most at once is dK, dV, S^T as P^T's
+// floats, P^T packed for dV's wgmma and dP^T: 224), and the MMA warpgroups rise to 240
+// while the producer, which computes addresses and waits, drops to 24 (FlashAttention-3's
+// split): 24 + 2 x 240 = 504 = 3 x 168. The timeline build also keeps its clock readings:
+// at D 64 its MMA warpgroups take 224, which their products fit, and its producer warps 56,
+// and ptxas spills one clock reading of the MMA warpgroups a step; at D 128 the MMA
+// warpgroups need all 240 (at 232 ptxas serializes their wgmmas), so the producer warps
+// stay at 24 and the load warp spills its recorder's fields (src/lib.rs: TOLERATED_SPILLS).
 template <int D, bool TIMELINE>
-constexpr int PRODUCER_REGS = TIMELINE && D == 64 ? 40 : 24;
+constexpr int PRODUCER_REGS = TIMELINE && D == 64 ? 56 : 24;
 template <int D, bool TIMELINE>
-constexpr int MMA_REGS = TIMELINE && D == 64 ? 232 : 240;
+constexpr int MMA_REGS = TIMELINE && D == 64 ? 224 : 240;
 template <int D, bool TIMELINE>
 constexpr bool REGISTERS_FIT = PRODUCER_REGS<D, TIMELINE> + MMA_WARPGROUPS * MMA_REGS<D, TIMELINE> <= (1 + MMA_WARPGROUPS) * (65536 / THREADS / 8 * 8);
 static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<128, false> && REGISTERS_FIT<64, true> && REGISTERS_FIT<128, true>,
@@ -149,13 +164,14 @@ template <typename T, int D, bool TIMELINE>
 __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w, int wg) {
     const AttnParams& p = bp.fwd;
     Timeline<TIMELINE> tl(p, 2 + wg);  // slots 2 and 3
-    using Mma = BackwardMma<T, D, BLOCK_M, BLOCK_N>;
+    constexpr int BM = BLOCK_M<D>;
+    using Mma = BackwardMma<T, D, BM, BLOCK_N>;
     Mma warpgroup(wg);
     const int key0 = w.n_start + wg * Mma::KEYS;  // the warpgroup's first key
     mbarrier_wait(&s.bar->kv_full, 0);
     auto st = pipeline_start<NSTAGES>();
     for_each_query_block(w, [&](int, int m, int step) {
-        const int q_start = m * BLOCK_M;
+        const int q_start = m * BM;
         FL_PHASE(tl, Phase::WaitFull, step, s.bar->qdo.consumer_wait(st));
         const T* q = s.q_slot(st);
         const T* d_o = s.do_slot(st);
@@ -168,13 +184,21 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         FL_PHASE(tl, Phase::BwdP, step, masked_or_not<Mma::KEYS>(p, key0, q_start, [&](auto MASKED) {
             warpgroup.template p_from_s<decltype(MASKED)::value>(p, rows, w.n_start, q_start);
         }));
-        // dV += P^T dO runs while dS^T is computed from dP^T.
-        const uint64_t grads = tl.now();  // the timeline's BwdGrads: from here until dQ is complete
-        warpgroup.dv_issue(d_o);
+        // dV += P^T dO. BLOCK_M 64: issued here, it runs while dS^T is computed from dP^T.
+        // BLOCK_M 128 (Mma::PACK_P_LATE): issued once dS^T is computed, with P^T packed after
+        // it (FlashAttention-3's order): with dV in flight here, P^T's floats, P^T packed and
+        // dP^T would not fit the registers together.
+        uint64_t grads = 0;  // the timeline's BwdGrads: from dV's issue until dQ is complete
+        const auto dv_issue = [&] {
+            grads = tl.now();
+            warpgroup.dv_issue(d_o);
+        };
+        if constexpr (!Mma::PACK_P_LATE) dv_issue();
         warpgroup.wait_dp();
         tl.record(Phase::BwdScores, step, scores);
         T* ds_tile = s.ds_buffer(step);
-        FL_PHASE(tl, Phase::BwdDs, step, warpgroup.ds_from_dp(rows + BLOCK_M); warpgroup.store_ds(ds_tile));
+        FL_PHASE(tl, Phase::BwdDs, step, warpgroup.ds_from_dp(rows + BM); if constexpr (Mma::PACK_P_LATE) dv_issue();
+                 warpgroup.store_ds(ds_tile));
         // dK += dS^T Q runs while the two warpgroups meet: dQ = dS K reads both warpgroups' dS^T rows.
         warpgroup.dk_issue(q);
         fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
@@ -182,7 +206,16 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         warpgroup.dq_issue(ds_tile, s.k);
         warpgroup.wait_all();
         tl.record(Phase::BwdGrads, step, grads);
-        s.bar->qdo.consumer_release(st);  // Q, dO and the row terms read: the producer may refill
+        // Q, dO and the row terms read: the producer may refill the slot. Every thread arrives
+        // on the slot's empty barrier, which counts them all (BwdBarriers), where Pipeline's
+        // consumer_release has lane 0 of each warp arrive: every lane read row terms
+        // (p_from_s, ds_from_dp) with plain loads, which the producer's lanes overwrite with
+        // plain stores once the barrier completes, and a lane's own arrival, a release,
+        // orders its reads before them. compute-sanitizer's racecheck reported those stores
+        // racing with the reads under lane 0's arrival alone, though the DS_WRITTEN barrier
+        // between the reads and the arrival orders them too in PTX's memory model; a
+        // __syncwarp() before lane 0's arrival compiles to a NOP here (the warp is converged).
+        mbarrier_arrive(&s.bar->qdo.empty[st.index]);
         // dQ to the writer, once it has read the last step's tile.
         FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DQ_EMPTY, DQ_THREADS));
         FL_PHASE(tl, Phase::DqStore, step, {
@@ -206,7 +239,7 @@ __device__ void hopper_backward(const BwdParams& bp, const BwdTensorMaps& maps) 
     __shared__ BwdWork work;
     if (threadIdx.x == 0) {
         barriers.init();
-        work = bwd_longest_first<BLOCK_M, BLOCK_N>(bp.fwd);
+        work = bwd_longest_first<BLOCK_M<D>, BLOCK_N>(bp.fwd);
     }
     __syncthreads();  // the last block-wide barrier: from here the roles meet at mbarriers and named barriers
 
@@ -217,8 +250,8 @@ __device__ void hopper_backward(const BwdParams& bp, const BwdTensorMaps& maps) 
     if (wg == 0) {
         setmaxnreg_dec<PRODUCER_REGS<D, TIMELINE>>();
         const Tiles<T, D> s(barriers);
-        if (warp == 0) load<T, D, BLOCK_M, BLOCK_N, NSTAGES, TIMELINE>(bp, maps, s, work);
-        if (warp == 1) dq_writer<D, BLOCK_M, TIMELINE>(bp, s.dq, work);
+        if (warp == 0) load<T, D, BLOCK_M<D>, BLOCK_N, NSTAGES, TIMELINE>(bp, maps, s, work);
+        if (warp == 1) dq_writer<D, BLOCK_M<D>, TIMELINE>(bp, s.dq, work);
     } else {
         setmaxnreg_inc<MMA_REGS<D, TIMELINE>>();
         const Tiles<T, D> s(barriers);

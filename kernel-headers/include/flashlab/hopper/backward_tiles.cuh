@@ -40,7 +40,9 @@ constexpr int DQ_THREADS = MMA_THREADS + 32;  // DQ_FULL and DQ_EMPTY: and the w
 // The mbarriers, plain data in static shared memory. K and V arrive once, on kv_full. The
 // ring's full barrier of a slot counts the 32 lanes of the load warp, each of which stores
 // some of the slot's LSE and D before it arrives, and lane 0's arrival also expects the
-// bytes of Q and dO; its empty barrier counts the 8 MMA warps.
+// bytes of Q and dO; its empty barrier counts every thread of the two MMA warpgroups, each
+// of which reads some of the slot's LSE and D before it arrives (not one lane a warp, as
+// Pipeline::consumer_release arrives for slots that only wgmma reads).
 template <int SLOTS>
 struct BwdBarriers {
     uint64_t kv_full;
@@ -50,7 +52,7 @@ struct BwdBarriers {
 #pragma unroll
         for (int i = 0; i < SLOTS; ++i) {
             mbarrier_init(&qdo.full[i], 32);
-            mbarrier_init(&qdo.empty[i], MMA_THREADS / 32);
+            mbarrier_init(&qdo.empty[i], MMA_THREADS);
         }
         mbarrier_init_fence();
     }
@@ -71,18 +73,20 @@ FL_HOST_DEVICE int dq_tile_offset(int row, int col) {
 
 // ANCHOR: shared_tiles
 // The tiles, carved out of the 1024-byte aligned dynamic shared memory, each a multiple of
-// 1024 bytes (the 128-byte swizzle's period): K and V [D/64][BLOCK_N][64]; SLOTS slots of Q
-// and of dO [D/64][BLOCK_M][64]; two buffers of dS^T [BLOCK_N][BLOCK_M] (keys as rows, the
-// queries swizzled as a 64-column box: step s writes buffer s % 2 while the other warpgroup
-// may still read s - 1's); the fp32 dQ tile [BLOCK_M][D] (dq_tile_offset); last, SLOTS x
-// [2][BLOCK_M] floats of row terms: each query row's LSE in log2 units, then its D.
+// 1024 bytes (the 128-byte swizzle's period), for BLOCK_M any multiple of 64 query rows (64
+// at head dim 128, 128 at 64): K and V [D/64][BLOCK_N][64]; SLOTS slots of Q and of dO
+// [D/64][BLOCK_M][64]; two buffers of dS^T [BLOCK_M/64][BLOCK_N][64] (keys as rows, the
+// queries as boxes of 64 swizzled columns, box c at c x BLOCK_N x 64 elements, as
+// tile_offset_tma<BLOCK_N> places them: step s writes buffer s % 2 while the other
+// warpgroup may still read s - 1's); the fp32 dQ tile [BLOCK_M][D] (dq_tile_offset); last,
+// SLOTS x [2][BLOCK_M] floats of row terms: each query row's LSE in log2 units, then its D.
 template <typename T, int D, int BLOCK_M, int BLOCK_N, int SLOTS>
 struct BwdSharedTiles {
     static constexpr int KV_TILE = BLOCK_N * D;  // elements
     static constexpr int Q_TILE = BLOCK_M * D;
     static constexpr int DS_TILE = BLOCK_N * BLOCK_M;
     static constexpr int BYTES = (2 * KV_TILE + 2 * SLOTS * Q_TILE + 2 * DS_TILE) * sizeof(T) + (BLOCK_M * D + SLOTS * 2 * BLOCK_M) * 4;
-    static_assert(BLOCK_M == 64, "dS^T's rows are one 64-column box of queries");
+    static_assert(BLOCK_M % 64 == 0, "dS^T's rows are whole 64-column boxes of queries");
     static_assert(KV_TILE * sizeof(T) % 1024 == 0 && Q_TILE * sizeof(T) % 1024 == 0 && DS_TILE * sizeof(T) % 1024 == 0 &&
                       BLOCK_M * D * 4 % 1024 == 0,
                   "every tile starts on a 1024-byte boundary");
