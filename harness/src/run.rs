@@ -157,18 +157,8 @@ fn run_checked(
         scratch_bytes,
         "allocating the workspace",
     )?;
-    // Zeroed: the host reads a slot's events up to its first empty record.
-    let timeline: Option<(CudaSlice<u64>, u32, u32)> = timeline_shape
-        .map(|(blocks, stride)| {
-            let buffer = stream
-                .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
-                .allocating(
-                    gpu.context(),
-                    timeline_bytes,
-                    "allocating the timeline buffer",
-                )?;
-            Ok::<_, Error>((buffer, blocks, stride))
-        })
+    let timeline = timeline_shape
+        .map(|(blocks, stride)| DeviceTimeline::alloc(gpu, blocks, stride))
         .transpose()?;
 
     let args = {
@@ -180,10 +170,8 @@ fn run_checked(
         params.o = o.device_ptr(stream).0;
         params.lse = lse.device_ptr(stream).0;
         params.scratch = scratch.device_ptr(stream).0;
-        if let Some((buffer, blocks, stride)) = &timeline {
-            params.timeline = buffer.device_ptr(stream).0;
-            params.timeline_blocks = *blocks as i32;
-            params.timeline_stride = *stride as i32;
+        if let Some(t) = &timeline {
+            t.point(gpu, &mut params);
         }
         LaunchArgs {
             problem: *problem,
@@ -218,17 +206,7 @@ fn run_checked(
         }
         _ => None,
     };
-    let timeline = timeline
-        .map(|(buffer, blocks, stride)| {
-            Ok::<_, Error>(TimelineBuffer {
-                blocks,
-                stride,
-                words: stream
-                    .clone_dtoh(&buffer)
-                    .during("copying the timeline back")?,
-            })
-        })
-        .transpose()?;
+    let timeline = timeline.map(|t| t.read_back(gpu)).transpose()?;
     let report = RunReport {
         stage: info.number,
         slug: info.slug,
@@ -250,6 +228,50 @@ fn run_checked(
             timeline,
         },
     ))
+}
+
+/// A timeline buffer on the device, zeroed (the host reads a slot's events up to its first
+/// empty record), for the runs that record one: the prefill run and the backward's.
+pub(crate) struct DeviceTimeline {
+    buffer: CudaSlice<u64>,
+    blocks: u32,
+    stride: u32,
+}
+
+impl DeviceTimeline {
+    pub(crate) fn alloc(gpu: &Gpu, blocks: u32, stride: u32) -> Result<DeviceTimeline> {
+        let buffer = gpu
+            .stream()
+            .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
+            .allocating(
+                gpu.context(),
+                TimelineBuffer::bytes_for(blocks, stride),
+                "allocating the timeline buffer",
+            )?;
+        Ok(DeviceTimeline {
+            buffer,
+            blocks,
+            stride,
+        })
+    }
+
+    /// Where the kernels' parameters say a timeline kernel records.
+    pub(crate) fn point(&self, gpu: &Gpu, params: &mut AttnParams) {
+        params.timeline = self.buffer.device_ptr(gpu.stream()).0;
+        params.timeline_blocks = self.blocks as i32;
+        params.timeline_stride = self.stride as i32;
+    }
+
+    pub(crate) fn read_back(self, gpu: &Gpu) -> Result<TimelineBuffer> {
+        Ok(TimelineBuffer {
+            blocks: self.blocks,
+            stride: self.stride,
+            words: gpu
+                .stream()
+                .clone_dtoh(&self.buffer)
+                .during("copying the timeline back")?,
+        })
+    }
 }
 
 /// Refuses a run whose buffers need more than `gpu` has free, asked before allocating so

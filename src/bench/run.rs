@@ -207,34 +207,62 @@ pub fn run_row(
     };
     match run_stage(stage, gpu, &row.problem, &opts) {
         Ok((report, _outputs)) => {
-            if let Some(t) = &report.timing {
-                row.median_ms = Some(t.median_ms);
-                row.min_ms = Some(t.min_ms);
-                row.iterations = Some(t.iterations);
-            }
-            row.tflops = report.tflops;
             row.prepare_ms = report.prepare.as_ref().map(|t| t.median_ms);
-            let passed = report.check.as_ref().is_some_and(|c| c.passed);
-            if let Some(c) = &report.check {
-                row.max_abs_error = Some(c.o_max_abs);
-                row.error_bound = Some(c.o_bound);
-                row.check_passed = Some(c.passed);
-                if !c.passed {
-                    row.reason = Some(c.summary());
-                }
-            }
-            row.status = if passed {
-                Status::Ok
-            } else {
-                Status::CheckFailed
-            };
+            let check = report.check.as_ref().map(|c| RowCheck {
+                max_abs: c.o_max_abs,
+                bound: c.o_bound,
+                passed: c.passed,
+                summary: c.summary(),
+            });
+            fill(&mut row, report.timing.as_ref(), report.tflops, check);
         }
-        Err(e) => {
-            row.status = Status::Error;
-            row.reason = Some(e.to_string());
-        }
+        Err(e) => failed(&mut row, e),
     }
     row
+}
+
+/// What a row keeps of a run's check: its largest error and bound, its verdict and, when
+/// it failed, its summary as the row's reason.
+struct RowCheck {
+    max_abs: f64,
+    bound: f64,
+    passed: bool,
+    summary: String,
+}
+
+/// A run's time, speed and check, into `row`, and its status: the one way a stage row
+/// records a run, forward or backward.
+fn fill(
+    row: &mut Row,
+    timing: Option<&harness::timing::Timing>,
+    tflops: Option<f64>,
+    check: Option<RowCheck>,
+) {
+    if let Some(t) = timing {
+        row.median_ms = Some(t.median_ms);
+        row.min_ms = Some(t.min_ms);
+        row.iterations = Some(t.iterations);
+    }
+    row.tflops = tflops;
+    let passed = check.as_ref().is_some_and(|c| c.passed);
+    if let Some(c) = check {
+        row.max_abs_error = Some(c.max_abs);
+        row.error_bound = Some(c.bound);
+        row.check_passed = Some(c.passed);
+        if !c.passed {
+            row.reason = Some(c.summary);
+        }
+    }
+    row.status = if passed {
+        Status::Ok
+    } else {
+        Status::CheckFailed
+    };
+}
+
+fn failed(row: &mut Row, e: harness::Error) {
+    row.status = Status::Error;
+    row.reason = Some(e.to_string());
 }
 
 /// Checks and times one backward stage on one shape, into `row` (a backward row): the
@@ -255,37 +283,21 @@ pub fn run_backward_row(
     };
     match run_backward_stage(stage, gpu, &row.problem, &opts) {
         Ok((report, _outputs)) => {
-            if let Some(t) = &report.timing {
-                row.median_ms = Some(t.median_ms);
-                row.min_ms = Some(t.min_ms);
-                row.iterations = Some(t.iterations);
-            }
-            row.tflops = report.tflops;
-            let passed = report.check.as_ref().is_some_and(|c| c.passed);
-            if let Some(c) = &report.check {
+            let check = report.check.as_ref().map(|c| {
                 let worst = c
                     .gradients
                     .iter()
                     .max_by(|a, b| (a.max_abs / a.bound).total_cmp(&(b.max_abs / b.bound)));
-                if let Some(g) = worst {
-                    row.max_abs_error = Some(g.max_abs);
-                    row.error_bound = Some(g.bound);
+                RowCheck {
+                    max_abs: worst.map_or(f64::NAN, |g| g.max_abs),
+                    bound: worst.map_or(f64::NAN, |g| g.bound),
+                    passed: c.passed,
+                    summary: c.summary(),
                 }
-                row.check_passed = Some(c.passed);
-                if !c.passed {
-                    row.reason = Some(c.summary());
-                }
-            }
-            row.status = if passed {
-                Status::Ok
-            } else {
-                Status::CheckFailed
-            };
+            });
+            fill(&mut row, report.timing.as_ref(), report.tflops, check);
         }
-        Err(e) => {
-            row.status = Status::Error;
-            row.reason = Some(e.to_string());
-        }
+        Err(e) => failed(&mut row, e),
     }
     row
 }

@@ -5,10 +5,10 @@ use super::check::{BackwardCheck, BackwardTensors, check_gradients};
 use super::{BackwardArgs, BwdParams, SEMAPHORE_ROWS, backward_flops, dq_accum_elements};
 use crate::error::CudaContext as _;
 use crate::inputs::HostInputs;
-use crate::run::{ensure_fits, poisoned, upload};
+use crate::run::{DeviceTimeline, ensure_fits, poisoned, upload};
 use crate::timeline::{TimelineBuffer, TimelineRequest};
 use crate::timing::{Timing, TimingProtocol, tflops, time};
-use crate::{AttnParams, BackwardStage, Error, Gpu, LaunchArgs, Problem, Result, Stage};
+use crate::{AttnParams, BackwardStage, Gpu, LaunchArgs, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use serde::Serialize;
 
@@ -169,18 +169,8 @@ fn run_checked(
         fwd_scratch * 4,
         "allocating the forward's workspace",
     )?;
-    // Zeroed: the host reads a slot's events up to its first empty record.
-    let timeline: Option<(CudaSlice<u64>, u32, u32)> = timeline_shape
-        .map(|(blocks, stride)| {
-            let buffer = stream
-                .alloc_zeros(TimelineBuffer::words_for(blocks, stride))
-                .allocating(
-                    gpu.context(),
-                    timeline_bytes,
-                    "allocating the timeline buffer",
-                )?;
-            Ok::<_, Error>((buffer, blocks, stride))
-        })
+    let timeline = timeline_shape
+        .map(|(blocks, stride)| DeviceTimeline::alloc(gpu, blocks, stride))
         .transpose()?;
 
     let mut fwd = AttnParams::for_problem(problem)?;
@@ -201,10 +191,8 @@ fn run_checked(
 
     // The backward's main kernel records, where a timeline was asked for: its launch picks
     // the timeline kernel when `fwd.timeline` is set (`BackwardStage::launch_backward`).
-    if let Some((buffer, blocks, stride)) = &timeline {
-        fwd.timeline = buffer.device_ptr(stream).0;
-        fwd.timeline_blocks = *blocks as i32;
-        fwd.timeline_stride = *stride as i32;
+    if let Some(t) = &timeline {
+        t.point(gpu, &mut fwd);
     }
     let args = BackwardArgs {
         problem: *problem,
@@ -260,17 +248,7 @@ fn run_checked(
         }
         None => None,
     };
-    let timeline = timeline
-        .map(|(buffer, blocks, stride)| {
-            Ok::<_, Error>(TimelineBuffer {
-                blocks,
-                stride,
-                words: stream
-                    .clone_dtoh(&buffer)
-                    .during("copying the timeline back")?,
-            })
-        })
-        .transpose()?;
+    let timeline = timeline.map(|t| t.read_back(gpu)).transpose()?;
     let report = BackwardReport {
         stage: info.number,
         slug: info.slug,
