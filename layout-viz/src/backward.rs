@@ -34,8 +34,9 @@ pub const BLOCK_Q: u32 = stage22::BLOCK_Q;
 pub const WARPS: u32 = stage22::WARPS;
 /// The head dims stage 22 runs; the figure draws d at the largest.
 pub const HEAD_DIMS: [u32; 2] = [64, 128];
-/// Pixels per element of an operand's side: a 64-row tile is 48px tall.
-pub const PX_PER_ELEMENT: f64 = 0.75;
+/// Pixels per element of an operand's side: a 64-row tile is 40px tall, and product 5 (dS is
+/// 64 x 128 at 128 keys a block) fits left of its notes.
+pub const PX_PER_ELEMENT: f64 = 0.625;
 
 /// The advance of one character of the 13px bold headings and of the 16px bold title
 /// (fp8.rs's).
