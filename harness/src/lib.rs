@@ -36,8 +36,8 @@ pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;
 pub use problem::{DType, Problem};
 pub use stage::{
-    BackwardStage, DecodeStage, GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores, Workload,
-    WorkloadKind,
+    BackwardStage, DecodeStage, GpuArch, LaunchArgs, PrefillStage, Stage, StageInfo, TensorCores,
+    Workload, WorkloadKind,
 };
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
 pub use tma::TmaStage;

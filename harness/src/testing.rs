@@ -91,23 +91,11 @@ fn assert_stage_on(
 ) -> Checked {
     let gpu = gpu_for(stage.info())?;
     let mut failures = Vec::new();
-    for (&(batch, heads, kv_heads, seqlen_q, seqlen_k), &(inputs, adjust)) in shapes
+    for (&shape, &(inputs, adjust)) in shapes
         .iter()
         .flat_map(|s| adjusts.iter().map(move |a| (s, a)))
     {
-        let problem = Problem {
-            shape: reference::Shape {
-                batch,
-                heads,
-                kv_heads,
-                seqlen_q,
-                seqlen_k,
-                head_dim,
-            },
-            causal,
-            dtype,
-            scale: None,
-        };
+        let problem = shapes::grid_problem(shape, head_dim, dtype, causal);
         let opts = RunOptions {
             seed: None,
             check: true,

@@ -5,31 +5,9 @@
 use super::run::{BackwardOptions, BackwardRun};
 use crate::BackwardStage;
 use crate::testing::runner::{Checked, Needs, assert_no_failures, gpu_for, trial};
-use crate::testing::shapes::SHAPES;
-use crate::{DType, Problem};
+use crate::testing::shapes::{SHAPES, grid_problem};
+use crate::DType;
 use libtest_mimic::Trial;
-
-fn problem(
-    shape: (usize, usize, usize, usize, usize),
-    head_dim: usize,
-    dtype: DType,
-    causal: bool,
-) -> Problem {
-    let (batch, heads, kv_heads, seqlen_q, seqlen_k) = shape;
-    Problem {
-        shape: reference::Shape {
-            batch,
-            heads,
-            kv_heads,
-            seqlen_q,
-            seqlen_k,
-            head_dim,
-        },
-        causal,
-        dtype,
-        scale: None,
-    }
-}
 
 /// Runs `stage` on every shape of the prefill grid (a single token, lengths that are not a
 /// multiple of any tile, seqlen_q ≠ seqlen_k both ways, GQA and MQA, a longer sequence) and
@@ -44,7 +22,7 @@ pub fn assert_backward_on_grid(
     let gpu = gpu_for(stage.info())?;
     let mut failures = Vec::new();
     for &shape in SHAPES {
-        let p = problem(shape, head_dim, dtype, causal);
+        let p = grid_problem(shape, head_dim, dtype, causal);
         let opts = BackwardOptions {
             timing: None,
             deterministic,
@@ -75,7 +53,7 @@ pub fn assert_deterministic(stage: &dyn BackwardStage, dtype: DType, head_dim: u
     let mut failures = Vec::new();
     for &shape in DETERMINISM_SHAPES {
         for causal in [false, true] {
-            let p = problem(shape, head_dim, dtype, causal);
+            let p = grid_problem(shape, head_dim, dtype, causal);
             let seed = crate::inputs::fresh_seed();
             let run = |check| {
                 let opts = BackwardOptions {
