@@ -4,9 +4,9 @@
 
 use super::run::{BackwardOptions, BackwardRun};
 use crate::BackwardStage;
+use crate::DType;
 use crate::testing::runner::{Checked, Needs, assert_no_failures, gpu_for, trial};
 use crate::testing::shapes::{SHAPES, grid_problem};
-use crate::DType;
 use libtest_mimic::Trial;
 
 /// Runs `stage` on every shape of the prefill grid (a single token, lengths that are not a
