@@ -3,7 +3,7 @@
 //! only at full and empty mbarriers; setmaxnreg moves registers from the producer to the
 //! consumers. Hopper only (sm_90a). Book: "Stage 12: warp specialization".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
 
 pub mod tiles;
 
@@ -43,4 +43,5 @@ pub static STAGE: TmaStage = TmaStage {
         },
     )],
     tolerated_spills: &[],
+    grid: TmaGrid::PerTile,
 };
