@@ -32,7 +32,12 @@ pub enum TmaGrid {
     /// One block an SM (one a work tile where there are fewer), each walking the list of
     /// work tiles (`hopper/scheduler.cuh`'s `PersistentScheduler`). At head dims up to
     /// `own_o_tile_up_to`, O leaves through a shared tile of its own, after Q's and the rings.
-    Persistent { own_o_tile_up_to: usize },
+    /// `max_blocks` caps the grid below the SMs: the tests' way to make every block walk
+    /// several work tiles on small problems.
+    Persistent {
+        own_o_tile_up_to: usize,
+        max_blocks: Option<u32>,
+    },
 }
 
 impl TmaStage {
@@ -59,19 +64,19 @@ impl TmaStage {
     pub fn smem_bytes_for(&self, head_dim: usize) -> u32 {
         let tiles = self.tiles_for(head_dim);
         let o_tile = match self.grid {
-            TmaGrid::Persistent { own_o_tile_up_to } if head_dim <= own_o_tile_up_to => {
-                tiles.block_q * head_dim as u32 * 2
-            }
+            TmaGrid::Persistent {
+                own_o_tile_up_to, ..
+            } if head_dim <= own_o_tile_up_to => tiles.block_q * head_dim as u32 * 2,
             _ => 0,
         };
         tiles.smem_bytes(head_dim) + o_tile + SMEM_ALIGN_SLACK
     }
 }
 
-/// A persistent grid's blocks: one an SM, or one a work tile where there are fewer.
-pub fn persistent_blocks(multiprocessors: u32, tiles: &QTiles, shape: &reference::Shape) -> u32 {
+/// A persistent grid's blocks: `blocks` (one an SM), or one a work tile where there are fewer.
+pub fn persistent_blocks(blocks: u32, tiles: &QTiles, shape: &reference::Shape) -> u32 {
     let (x, y, z) = tiles.grid(shape);
-    (x * y * z).min(multiprocessors).max(1)
+    (x * y * z).min(blocks).max(1)
 }
 
 /// The kernel `prefix` names for the run's dtype and head dim: a run that passes a timeline

@@ -24,41 +24,51 @@ pub static INFO: StageInfo = StageInfo {
     kernels: &KERNELS,
 };
 
-/// Stage 19's warpgroups, ring and tiles, in a persistent grid.
-pub static STAGE: TmaStage = TmaStage {
-    info: &INFO,
-    kernel: "persistent",
-    tiles: QTiles {
-        warps: tiles::WARPS,
-        block_q: tiles::BLOCK_Q,
-        block_kv: tiles::BLOCK_KV,
-        kv_slots: tiles::NSTAGES,
-    },
-    tiles_by_head_dim: &[
-        (
-            64,
-            QTiles {
-                warps: tiles::WARPS_D64,
-                block_q: tiles::BLOCK_Q_D64,
-                block_kv: tiles::BLOCK_KV,
-                kv_slots: tiles::NSTAGES,
-            },
-        ),
-        (
-            256,
-            QTiles {
-                warps: tiles::WARPS,
-                block_q: tiles::BLOCK_Q,
-                block_kv: tiles::BLOCK_KV_D256,
-                kv_slots: tiles::NSTAGES,
-            },
-        ),
-    ],
-    tolerated_spills: TIMELINE_SPILLS,
-    grid: TmaGrid::Persistent {
-        own_o_tile_up_to: tiles::O_OWN_TILE_UP_TO as usize,
-    },
-};
+/// Stage 19's warpgroups, ring and tiles, in a persistent grid of one block an SM.
+pub static STAGE: TmaStage = persistent(None);
+
+/// The same kernels in a grid of 3 blocks, for `tests/walk.rs`: on the tests' small problems
+/// every block then walks several work tiles, both ways under a causal mask, and hands Q's
+/// and O's tiles from one work tile to the next.
+pub static WALK: TmaStage = persistent(Some(3));
+
+const fn persistent(max_blocks: Option<u32>) -> TmaStage {
+    TmaStage {
+        info: &INFO,
+        kernel: "persistent",
+        tiles: QTiles {
+            warps: tiles::WARPS,
+            block_q: tiles::BLOCK_Q,
+            block_kv: tiles::BLOCK_KV,
+            kv_slots: tiles::NSTAGES,
+        },
+        tiles_by_head_dim: &[
+            (
+                64,
+                QTiles {
+                    warps: tiles::WARPS_D64,
+                    block_q: tiles::BLOCK_Q_D64,
+                    block_kv: tiles::BLOCK_KV,
+                    kv_slots: tiles::NSTAGES,
+                },
+            ),
+            (
+                256,
+                QTiles {
+                    warps: tiles::WARPS,
+                    block_q: tiles::BLOCK_Q,
+                    block_kv: tiles::BLOCK_KV_D256,
+                    kv_slots: tiles::NSTAGES,
+                },
+            ),
+        ],
+        tolerated_spills: TIMELINE_SPILLS,
+        grid: TmaGrid::Persistent {
+            own_o_tile_up_to: tiles::O_OWN_TILE_UP_TO as usize,
+            max_blocks,
+        },
+    }
+}
 
 /// The timeline builds only: their producer keeps its clock readings and the walk's state in
 /// the 40 registers (32 at d64) the consumers leave it, and spills a few bytes; the timed
