@@ -30,7 +30,6 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage21_incoherent::STAGE,
     &stage22_backward::STAGE,
     &stage23_hopper_backward::STAGE,
-    &stage24_persistent::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -40,7 +40,7 @@ pub use stage::{
     Workload, WorkloadKind,
 };
 pub use tiled::{QTiles, TiledStage, ToleratedSpill};
-pub use tma::{TmaGrid, TmaStage};
+pub use tma::TmaStage;
 
 /// Re-exported so stage crates need no direct dependency on cudarc for launching.
 pub use cudarc;

@@ -130,13 +130,9 @@ fn run_checked(
     let scratch_elements = stage.scratch_elements(problem).max(1);
     let (q_bytes, kv_bytes) = (problem.shape.q_len() * 2, problem.shape.kv_len() * 2);
     let (lse_bytes, scratch_bytes) = (problem.shape.lse_len() * 4, scratch_elements * 4);
-    let timeline_shape = opts.timeline.map(|r| {
-        let work_tiles = stage.timeline_work_tiles(gpu, problem);
-        (
-            r.blocks,
-            crate::timeline::stride_for(problem).saturating_mul(work_tiles),
-        )
-    });
+    let timeline_shape = opts
+        .timeline
+        .map(|r| (r.blocks, crate::timeline::stride_for(problem)));
     let timeline_bytes = timeline_shape.map_or(0, |(b, s)| TimelineBuffer::bytes_for(b, s));
     let needed = 2 * q_bytes + 2 * kv_bytes + lse_bytes + scratch_bytes + timeline_bytes;
     ensure_fits(gpu, needed, || {

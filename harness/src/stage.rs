@@ -265,12 +265,6 @@ pub trait PrefillStage: Stage {
     /// Queues the stage's kernel(s) on `gpu`'s stream. The harness checks for errors.
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()>;
 
-    /// Work tiles one block of the launch computes at most: 1 but for a persistent grid,
-    /// whose blocks walk several (the timeline's slots are sized by it).
-    fn timeline_work_tiles(&self, _gpu: &Gpu, _problem: &Problem) -> u32 {
-        1
-    }
-
     /// The low-precision math the stage's kernels do, whose error against f64 sets the
     /// check's bound: the problem's dtype for the 16-bit stages, an FP8 recipe for the FP8
     /// stages.

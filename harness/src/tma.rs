@@ -20,24 +20,6 @@ pub struct TmaStage {
     /// where a head dim leaves registers for them), with those tiles.
     pub tiles_by_head_dim: &'static [(usize, QTiles)],
     pub tolerated_spills: &'static [ToleratedSpill],
-    pub grid: TmaGrid,
-}
-
-/// How a TMA stage's blocks cover its work tiles (`block_q` query rows of one head of one
-/// batch element).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TmaGrid {
-    /// One block a work tile.
-    PerTile,
-    /// One block an SM (one a work tile where there are fewer), each walking the list of
-    /// work tiles (`hopper/scheduler.cuh`'s `PersistentScheduler`). At head dims up to
-    /// `own_o_tile_up_to`, O leaves through a shared tile of its own, after Q's and the rings.
-    /// `max_blocks` caps the grid below the SMs: the tests' way to make every block walk
-    /// several work tiles on small problems.
-    Persistent {
-        own_o_tile_up_to: usize,
-        max_blocks: Option<u32>,
-    },
 }
 
 impl TmaStage {
@@ -48,35 +30,6 @@ impl TmaStage {
             .find(|(d, _)| *d == head_dim)
             .map_or(self.tiles, |(_, t)| *t)
     }
-
-    /// The launch's grid on `gpu`.
-    pub fn grid_for(&self, gpu: &Gpu, shape: &reference::Shape) -> (u32, u32, u32) {
-        let tiles = self.tiles_for(shape.head_dim);
-        match self.grid {
-            TmaGrid::PerTile => tiles.grid(shape),
-            TmaGrid::Persistent { .. } => {
-                (persistent_blocks(gpu.multiprocessors, &tiles, shape), 1, 1)
-            }
-        }
-    }
-
-    /// Dynamic shared memory for `head_dim`, alignment slack included.
-    pub fn smem_bytes_for(&self, head_dim: usize) -> u32 {
-        let tiles = self.tiles_for(head_dim);
-        let o_tile = match self.grid {
-            TmaGrid::Persistent {
-                own_o_tile_up_to, ..
-            } if head_dim <= own_o_tile_up_to => tiles.block_q * head_dim as u32 * 2,
-            _ => 0,
-        };
-        tiles.smem_bytes(head_dim) + o_tile + SMEM_ALIGN_SLACK
-    }
-}
-
-/// A persistent grid's blocks: `blocks` (one an SM), or one a work tile where there are fewer.
-pub fn persistent_blocks(blocks: u32, tiles: &QTiles, shape: &reference::Shape) -> u32 {
-    let (x, y, z) = tiles.grid(shape);
-    (x * y * z).min(blocks).max(1)
 }
 
 /// The kernel `prefix` names for the run's dtype and head dim: a run that passes a timeline
@@ -132,22 +85,16 @@ impl PrefillStage for TmaStage {
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
         let t = self.tiles_for(p.head_dim);
+        let grid = t.grid(p);
         let function = timed_or_timeline_kernel(self.info, self.kernel, gpu, args)?;
         let maps = AttnTensorMaps::new(&args.params, args.problem.dtype, t.block_q, t.block_kv)?;
         gpu.launch_with_maps(
             &function,
-            self.grid_for(gpu, p),
+            grid,
             (t.threads(), 1, 1),
-            self.smem_bytes_for(p.head_dim),
+            t.smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK,
             &args.params,
             Some(&maps),
         )
-    }
-
-    fn timeline_work_tiles(&self, gpu: &Gpu, problem: &Problem) -> u32 {
-        let shape = &problem.shape;
-        let (x, y, z) = self.tiles_for(shape.head_dim).grid(shape);
-        let (bx, by, bz) = self.grid_for(gpu, shape);
-        (x * y * z).div_ceil(bx * by * bz)
     }
 }

@@ -3,7 +3,7 @@
 //! registers (RS). Hopper only (sm_90a). Book: "Stage 11: wgmma".
 
 use harness::{
-    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage, ToleratedSpill,
+    DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage, ToleratedSpill,
 };
 
 pub mod tiles;
@@ -41,5 +41,4 @@ pub static STAGE: TmaStage = TmaStage {
         kernel_suffix: "_d128",
         bytes: 32,
     }],
-    grid: TmaGrid::PerTile,
 };

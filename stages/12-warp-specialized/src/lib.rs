@@ -3,7 +3,7 @@
 //! only at full and empty mbarriers; setmaxnreg moves registers from the producer to the
 //! consumers. Hopper only (sm_90a). Book: "Stage 12: warp specialization".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -43,5 +43,4 @@ pub static STAGE: TmaStage = TmaStage {
         },
     )],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

@@ -2,7 +2,7 @@
 //! cores. Two named barriers pass a turn between the consumer warpgroups, so one's softmax
 //! runs under the other's wgmmas. Hopper only (sm_90a). Book: "Stage 13: ping-pong".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -41,5 +41,4 @@ pub static STAGE: TmaStage = TmaStage {
         },
     )],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

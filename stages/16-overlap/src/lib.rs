@@ -3,7 +3,7 @@
 //! and the softmax of tile t runs while that P V is still in flight. Hopper only (sm_90a).
 //! Book: "Stage 16: the overlap inside a warpgroup".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -42,5 +42,4 @@ pub static STAGE: TmaStage = TmaStage {
         },
     )],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

@@ -2,7 +2,7 @@
 //! and the softmax and epilogue as the parts every later Hopper stage shares. Hopper only
 //! (sm_90a). Book: "Stage 17: the wide tile".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -33,5 +33,4 @@ pub static STAGE: TmaStage = TmaStage {
     },
     tiles_by_head_dim: &[],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

@@ -3,7 +3,7 @@
 //! wgmma) and O += P V is one m64n256k16 per k-step. Hopper only (sm_90a).
 //! Book: "Stage 18: head dim 256".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -53,5 +53,4 @@ pub static STAGE: TmaStage = TmaStage {
         ),
     ],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

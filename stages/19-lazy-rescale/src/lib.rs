@@ -3,7 +3,7 @@
 //! only at D = 128 and 256. Hopper only (sm_90a).
 //! Book: "Stage 19: the lazy rescale everywhere".
 
-use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaGrid, TmaStage};
+use harness::{DType, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, TmaStage};
 
 pub mod tiles;
 
@@ -53,5 +53,4 @@ pub static STAGE: TmaStage = TmaStage {
         ),
     ],
     tolerated_spills: &[],
-    grid: TmaGrid::PerTile,
 };

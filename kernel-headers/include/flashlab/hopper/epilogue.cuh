@@ -38,16 +38,11 @@ __device__ __forceinline__ void epilogue_write(const AttnParams& p, T* o_smem, c
 // ANCHOR: epilogue_store
 // After a barrier among the writers: one thread stores the tile, D / 64 boxes of 64
 // columns, and waits until the copy has read shared memory before the block may exit.
-// `epilogue_store_issue` alone leaves the wait for later (stage 24's next work tile).
 template <typename T, int D, int BLOCK_Q>
-__device__ __forceinline__ void epilogue_store_issue(const AttnTensorMaps& maps, const T* o_smem, const BlockWork& w) {
+__device__ __forceinline__ void epilogue_store(const AttnTensorMaps& maps, const T* o_smem, const BlockWork& w) {
 #pragma unroll
     for (int c = 0; c < D / 64; ++c) tma_store_4d(&maps.o, o_smem + c * BLOCK_Q * 64, c * 64, w.h, w.q_start, w.b);
     tma_store_commit();
-}
-template <typename T, int D, int BLOCK_Q>
-__device__ __forceinline__ void epilogue_store(const AttnTensorMaps& maps, const T* o_smem, const BlockWork& w) {
-    epilogue_store_issue<T, D, BLOCK_Q>(maps, o_smem, w);
     tma_store_wait_read();
 }
 // ANCHOR_END: epilogue_store

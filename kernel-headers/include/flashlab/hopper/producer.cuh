@@ -48,56 +48,23 @@ struct SharedTiles {
 // The producer: Q, then for each tile its K into the next slot once the slot is empty, and
 // its V the same way. The bytes of each copy complete the slot's full barrier.
 template <typename T, int D, int BLOCK_Q, int BLOCK_KV, int SLOTS, bool TIMELINE>
-__device__ __forceinline__ void load_kv(const AttnTensorMaps& maps, const SharedTiles<T, D, BLOCK_Q, BLOCK_KV, SLOTS>& s, const BlockWork& w,
-                                        PipelineState<SLOTS>& st, Timeline<TIMELINE>& tl, int first_iteration) {
-    constexpr uint32_t TILE_BYTES = BLOCK_KV * D * sizeof(T);
-    for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
-        const int it = first_iteration + t;
-        FL_PHASE(tl, Phase::WaitEmpty, it, s.bar->k.producer_acquire(st));
-        FL_PHASE(tl, Phase::Load, it, tma_load_tile<D, BLOCK_KV>(s.k_slot(st), &maps.k, s.bar->k.producer_expect(st, TILE_BYTES), w.kv_head, t * BLOCK_KV, w.b));
-        FL_PHASE(tl, Phase::WaitEmpty, it, s.bar->v.producer_acquire(st));
-        FL_PHASE(tl, Phase::Load, it, tma_load_tile<D, BLOCK_KV>(s.v_slot(st), &maps.v, s.bar->v.producer_expect(st, TILE_BYTES), w.kv_head, t * BLOCK_KV, w.b));
-    }
-}
-
-template <typename T, int D, int BLOCK_Q, int BLOCK_KV, int SLOTS, bool TIMELINE>
 __device__ __forceinline__ void load(const AttnParams& p, const AttnTensorMaps& maps, const SharedTiles<T, D, BLOCK_Q, BLOCK_KV, SLOTS>& s,
                                      const BlockWork& w) {
     Timeline<TIMELINE> tl(p, 0);
     if (threadIdx.x == 0) {
         mbarrier_arrive_expect_tx(&s.bar->q_full, BLOCK_Q * D * sizeof(T));
         tma_load_tile<D, BLOCK_Q>(s.q, &maps.q, &s.bar->q_full, w.h, w.q_start, w.b);
+        constexpr uint32_t TILE_BYTES = BLOCK_KV * D * sizeof(T);
         auto st = pipeline_start<SLOTS>();
-        load_kv(maps, s, w, st, tl, 0);
-    }
-    tl.clock();
-}
-// ANCHOR_END: load
-
-// ANCHOR: load_persistent
-// The persistent producer (stage 24): the same loads for each work tile of the block's walk,
-// with the ring's state carried from one work tile to the next, so the first K and V tiles
-// of the next work tile load while the consumers finish this one. Q's tile waits for
-// `q_empty`, whose n-th phase completes when the consumers no longer read the (n - 1)-th Q.
-template <typename T, int D, int BLOCK_Q, int BLOCK_KV, int SLOTS, bool TIMELINE>
-__device__ __forceinline__ void load_persistent(const AttnParams& p, const AttnTensorMaps& maps,
-                                                const SharedTiles<T, D, BLOCK_Q, BLOCK_KV, SLOTS>& s, uint64_t* q_empty) {
-    Timeline<TIMELINE> tl(p, 0);
-    if (threadIdx.x == 0) {
-        const PersistentScheduler<BLOCK_Q, BLOCK_KV> scheduler(p);
-        auto st = pipeline_start<SLOTS>();
-        int first_iteration = 0;  // the timeline numbers K/V tiles across the walk
-        for (int i = 0, rank = scheduler.rank(p, 0); !scheduler.done(rank); rank = scheduler.rank(p, ++i)) {
-            const BlockWork w = scheduler.work(p, rank);
-            FL_PHASE(tl, Phase::WaitEmpty, first_iteration, mbarrier_wait(q_empty, (i % 2) ^ 1));
-            mbarrier_arrive_expect_tx(&s.bar->q_full, BLOCK_Q * D * sizeof(T));
-            tma_load_tile<D, BLOCK_Q>(s.q, &maps.q, &s.bar->q_full, w.h, w.q_start, w.b);
-            load_kv(maps, s, w, st, tl, first_iteration);
-            first_iteration += w.n_tiles;
+        for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
+            FL_PHASE(tl, Phase::WaitEmpty, t, s.bar->k.producer_acquire(st));
+            FL_PHASE(tl, Phase::Load, t, tma_load_tile<D, BLOCK_KV>(s.k_slot(st), &maps.k, s.bar->k.producer_expect(st, TILE_BYTES), w.kv_head, t * BLOCK_KV, w.b));
+            FL_PHASE(tl, Phase::WaitEmpty, t, s.bar->v.producer_acquire(st));
+            FL_PHASE(tl, Phase::Load, t, tma_load_tile<D, BLOCK_KV>(s.v_slot(st), &maps.v, s.bar->v.producer_expect(st, TILE_BYTES), w.kv_head, t * BLOCK_KV, w.b));
         }
     }
     tl.clock();
 }
-// ANCHOR_END: load_persistent
+// ANCHOR_END: load
 
 }  // namespace flashlab

@@ -36,25 +36,6 @@ __device__ __forceinline__ BlockWork in_order(const AttnParams& p) {
 }
 // ANCHOR_END: block_work
 
-// ANCHOR: work_at
-// Work tile `linear` of the list of (query tile, head, batch), `q_tiles` query tiles a head:
-// without a mask in the grid's own order, query tiles first; under a causal mask the last
-// query tiles of every head first, as longest_first hands them out.
-template <int BLOCK_Q, int BLOCK_KV>
-__device__ __forceinline__ BlockWork work_at(const AttnParams& p, int linear, int q_tiles) {
-    const int heads_batches = p.heads * p.batch;
-    const int q_tile = p.causal ? q_tiles - 1 - linear / heads_batches : linear % q_tiles;
-    const int head_batch = p.causal ? linear % heads_batches : linear / q_tiles;
-    BlockWork w;
-    w.q_start = q_tile * BLOCK_Q;
-    w.h = head_batch % p.heads;
-    w.b = head_batch / p.heads;
-    w.kv_head = kv_head_of(p, w.h);
-    w.n_tiles = kv_tiles<BLOCK_Q, BLOCK_KV>(p, w.q_start);
-    return w;
-}
-// ANCHOR_END: work_at
-
 // ANCHOR: longest_first
 // The grid is (query tiles, heads, batch). The GPU starts blocks in order of their linear
 // index, so handing the last query tiles of every head out first, which see the most keys
@@ -67,36 +48,17 @@ __device__ __forceinline__ BlockWork work_at(const AttnParams& p, int linear, in
 template <int BLOCK_Q, int BLOCK_KV>
 __device__ __forceinline__ BlockWork longest_first(const AttnParams& p) {
     if (!p.causal) return in_order<BLOCK_Q, BLOCK_KV>(p);
-    return work_at<BLOCK_Q, BLOCK_KV>(p, blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), gridDim.x);
+    const int linear = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const int heads_batches = gridDim.y * gridDim.z;
+    const int head_batch = linear % heads_batches;
+    BlockWork w;
+    w.q_start = (gridDim.x - 1 - linear / heads_batches) * BLOCK_Q;
+    w.h = head_batch % gridDim.y;
+    w.b = head_batch / gridDim.y;
+    w.kv_head = kv_head_of(p, w.h);
+    w.n_tiles = kv_tiles<BLOCK_Q, BLOCK_KV>(p, w.q_start);
+    return w;
 }
 // ANCHOR_END: longest_first
-
-// ANCHOR: persistent_scheduler
-// A persistent grid (stage 24): one block an SM, each walking the list of work tiles in
-// strides of the grid, blockIdx.x, blockIdx.x + gridDim.x, ... Under a causal mask the list
-// runs longest first, and every other round of the walk goes backwards across the blocks,
-// so the block that took the longest tile of one round takes the shortest of the next: a
-// plain stride would give block 0 the longest tile of every round. Every role of a block
-// walks the same list, so none has to tell the others what comes next.
-// Book: "Stage 24: a persistent kernel", section "The scheduler".
-template <int BLOCK_Q, int BLOCK_KV>
-struct PersistentScheduler {
-    int q_tiles, tiles;  // query tiles a head; work tiles in all
-
-    __device__ explicit PersistentScheduler(const AttnParams& p)
-        : q_tiles(ceil_div(p.seqlen_q, BLOCK_Q)), tiles(ceil_div(p.seqlen_q, BLOCK_Q) * p.heads * p.batch) {}
-
-    // Where this block's i-th work tile stands in the list; `tiles` or more when it has none:
-    // a round past the end is past it for every block.
-    __device__ __forceinline__ int rank(const AttnParams& p, int i) const {
-        const int backwards = p.causal && i % 2 == 1;
-        return i * gridDim.x + (backwards ? gridDim.x - 1 - blockIdx.x : blockIdx.x);
-    }
-    __device__ __forceinline__ bool done(int rank) const { return rank >= tiles; }
-    __device__ __forceinline__ BlockWork work(const AttnParams& p, int rank) const {
-        return work_at<BLOCK_Q, BLOCK_KV>(p, rank, q_tiles);
-    }
-};
-// ANCHOR_END: persistent_scheduler
 
 }  // namespace flashlab
