@@ -177,14 +177,52 @@ fn measure_stages(
     let mut rows = Vec::new();
     for &n in &args.stages {
         let stage = crate::stages::find(n).map_err(anyhow::Error::msg)?;
+        // An FP8 stage runs with its scales per head, then per tensor (FlashAttention-3's
+        // "baseline FP8"): the comparison its paper's table makes.
+        let fp8 = stage.workload().prefill().is_ok_and(harness::fp8::is_fp8);
+        let scales: &[Granularity] = if fp8 {
+            &[Granularity::PerHead, Granularity::PerTensor]
+        } else {
+            &[Granularity::PerHead]
+        };
+        for &fp8_scales in scales {
+            rows.push(measure_stage(
+                stage,
+                gpu,
+                &problem,
+                args.seed,
+                kind,
+                adjust,
+                exact,
+                fp8.then_some(fp8_scales),
+            )?);
+        }
+    }
+    Ok(rows)
+}
+
+/// One stage's line of [`measure_stages`]; `fp8_scales` names an FP8 stage's scales.
+#[allow(clippy::too_many_arguments)]
+fn measure_stage(
+    stage: &'static dyn harness::Stage,
+    gpu: &Gpu,
+    problem: &Problem,
+    seed: u64,
+    kind: &'static str,
+    adjust: fn(&Problem, &mut HostInputs),
+    exact: &[f64],
+    fp8_scales: Option<Granularity>,
+) -> Result<ErrorRow> {
+    {
         let opts = RunOptions {
-            seed: Some(args.seed),
+            seed: Some(seed),
             check: true,
             timing: None,
             adjust_inputs: Some(adjust),
             timeline: None,
+            fp8_scales: fp8_scales.unwrap_or(Granularity::PerHead),
         };
-        let (report, outputs) = run_stage(stage, gpu, &problem, &opts)?;
+        let (report, outputs) = run_stage(stage, gpu, problem, &opts)?;
         let o: Vec<f64> = outputs
             .o
             .iter()
@@ -192,19 +230,19 @@ fn measure_stages(
             .collect();
         let (rmse, max_abs_error) = rmse_and_max(&o, exact);
         let passed = report.check.as_ref().is_some_and(|c| c.passed);
-        rows.push(ErrorRow {
+        Ok(ErrorRow {
             inputs: kind,
             computation: format!(
-                "stage {} on the GPU: {}{}",
+                "stage {} on the GPU: {}{}{}",
                 stage.info().label(),
                 stage.info().idea.split(':').next().unwrap_or(""),
+                fp8_scales.map_or(String::new(), |g| format!(", scales {}", g.name())),
                 if passed { "" } else { " (its check FAILED)" }
             ),
             rmse,
             max_abs_error,
-        });
+        })
     }
-    Ok(rows)
 }
 
 /// Every computation on both kinds of input.
@@ -338,7 +376,13 @@ fn read_rows(path: &std::path::Path) -> Result<Vec<ErrorRow>> {
 fn short_name(computation: &str) -> String {
     if let Some(rest) = computation.strip_prefix("stage ") {
         let number = rest.split_whitespace().next().unwrap_or("");
-        return format!("stage {number}, on the GPU");
+        return match computation.split(", scales ").nth(1) {
+            Some(scales) => format!(
+                "stage {number}, on the GPU, {}",
+                scales.trim_end_matches(" (its check FAILED)")
+            ),
+            None => format!("stage {number}, on the GPU"),
+        };
     }
     if computation.starts_with("bf16") {
         return "bf16 math".into();

@@ -328,6 +328,30 @@ pub struct StageArgs {
     /// the blocks reach them.
     #[arg(long)]
     pub deterministic: bool,
+    /// FP8 stages: one scale per (batch, head) of Q and per (batch, K/V head) of K and V
+    /// (FlashAttention-3's descale factors), or one per tensor.
+    #[arg(long, value_enum, default_value_t = Fp8Scales::Head)]
+    pub fp8_scales: Fp8Scales,
+}
+
+/// `--fp8-scales`: how finely the FP8 stages' quantization scales their inputs.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fp8Scales {
+    /// One scale per (batch, head).
+    #[default]
+    Head,
+    /// One scale for each of Q, K and V.
+    Tensor,
+}
+
+impl Fp8Scales {
+    pub fn granularity(self) -> reference::fp8_attention::Granularity {
+        use reference::fp8_attention::Granularity;
+        match self {
+            Fp8Scales::Head => Granularity::PerHead,
+            Fp8Scales::Tensor => Granularity::PerTensor,
+        }
+    }
 }
 
 /// What a decode stage (`flashlab list` marks them) takes besides the shape: there the

@@ -177,6 +177,16 @@ fn stage(args: StageArgs) -> Result<i32> {
             stage.workload().name()
         );
     }
+    let scales = args.fp8_scales.granularity();
+    match stage.workload() {
+        Workload::Prefill(prefill) => harness::fp8::check_scales(prefill, scales)?,
+        _ if scales != reference::fp8_attention::Granularity::PerHead => anyhow::bail!(
+            "--fp8-scales is for the FP8 prefill stages; stage {} is a {} stage",
+            stage.info().label(),
+            stage.workload().name()
+        ),
+        _ => {}
+    }
     match find(args.number).map_err(anyhow::Error::msg)?.workload() {
         Workload::Prefill(stage) => prefill_stage(stage, args),
         Workload::Decode(stage) => decode_stage(stage, args),
@@ -269,6 +279,7 @@ fn prefill_stage(stage: &dyn PrefillStage, args: StageArgs) -> Result<i32> {
         timing: (!args.no_time).then_some(args.timing.timing),
         adjust_inputs: None,
         timeline: None,
+        fp8_scales: args.fp8_scales.granularity(),
     };
     let (report, outputs) = run.run(&gpu, &opts).map_err(|e| naming_runnable(e, &gpu))?;
     if let Some(dir) = &args.save {
@@ -469,6 +480,7 @@ fn prefill_timeline(
         timing,
         adjust_inputs: None,
         timeline,
+        ..Default::default()
     };
     // The timed kernel, then the timeline kernel on the same inputs: the difference in
     // time is what the instrumentation costs.

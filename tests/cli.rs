@@ -245,6 +245,19 @@ fn bad_input_exits_2_with_a_clear_message() {
             "32-bit",
         ),
         (&["stage", "9", "--page-size", "16"], "is a prefill stage"),
+        // FP8 scales: only the FP8 stages have them.
+        (
+            &["stage", "19", "--fp8-scales", "tensor"],
+            "stage 19 (lazy-rescale) computes in 16 bits and has no FP8 scales",
+        ),
+        (
+            &["stage", "23", "--fp8-scales", "tensor"],
+            "--fp8-scales is for the FP8 prefill stages; stage 23 (hopper-backward) is a backward stage",
+        ),
+        (
+            &["stage", "20", "--fp8-scales", "block"],
+            "invalid value 'block'",
+        ),
         (&["compare", "9", "14"], "does not support prefill problems"),
         // Stage 15 goes through the same checks.
         (

@@ -45,6 +45,7 @@ fn record(stage: &dyn Stage, problem: &Problem) -> Result<Timeline, Skipped> {
         timing: None,
         adjust_inputs: None,
         timeline: Some(TimelineRequest { blocks: BLOCKS }),
+        ..Default::default()
     };
     let (report, outputs) = run_stage(stage, &gpu, problem, &opts)
         .unwrap_or_else(|e| panic!("stage {} on {problem}: {e}", info.label()));

@@ -175,6 +175,17 @@ impl PrefillStage for Fp8Stage {
         let amax = self.info.kernels.function(gpu, &name("amax"))?;
         let grid = (rows(s.seqlen_q.max(s.seqlen_k)), heads, z);
         gpu.launch(&amax, grid, (QUANT_THREADS, 1, 1), 0, &args.params)?;
+        if args.fp8_scales == Granularity::PerTensor {
+            // One block each for Q, K and V: every slice's amax becomes its tensor's.
+            let per_tensor = self.info.kernels.function(gpu, &name("amax_per_tensor"))?;
+            gpu.launch(
+                &per_tensor,
+                (3, 1, 1),
+                (QUANT_THREADS, 1, 1),
+                0,
+                &args.params,
+            )?;
+        }
         let quantize = self.info.kernels.function(gpu, &name("quantize"))?;
         let grid = (rows(s.seqlen_q.max(ws.keys_padded)), heads, z);
         gpu.launch(&quantize, grid, (QUANT_THREADS, 1, 1), 0, &args.params)
@@ -196,11 +207,33 @@ impl PrefillStage for Fp8Stage {
         )
     }
 
-    fn emulation(&self) -> Emulation {
+    fn emulation(&self, fp8_scales: Granularity) -> Emulation {
         Emulation::Fp8(Fp8Recipe {
-            granularity: Granularity::PerHead,
+            granularity: fp8_scales,
             incoherent: self.rotation,
         })
+    }
+}
+
+/// Whether `stage` quantizes to FP8 (its check emulates an FP8 recipe).
+pub fn is_fp8(stage: &dyn PrefillStage) -> bool {
+    matches!(stage.emulation(Granularity::PerHead), Emulation::Fp8(_))
+}
+
+/// Refuses scales a stage's kernels cannot take: the FP8 stages' are per (batch, head) or per
+/// tensor (per block of rows is the CPU emulation's alone, `flashlab accuracy`), and the
+/// other stages have none to choose.
+pub fn check_scales(stage: &dyn PrefillStage, scales: Granularity) -> Result<()> {
+    let label = stage.info().label();
+    match scales {
+        Granularity::PerHead => Ok(()),
+        Granularity::PerTensor if is_fp8(stage) => Ok(()),
+        Granularity::PerTensor => Err(crate::Error::InvalidProblem(format!(
+            "stage {label} computes in 16 bits and has no FP8 scales: --fp8-scales is for the FP8 stages"
+        ))),
+        Granularity::PerBlock { .. } => Err(crate::Error::InvalidProblem(format!(
+            "stage {label} takes FP8 scales per (batch, head) or per tensor; per block of rows is the CPU emulation's alone (flashlab accuracy)"
+        ))),
     }
 }
 
@@ -225,5 +258,21 @@ mod tests {
         assert_eq!(ws.keys_padded, 128);
         assert_eq!(ws.bytes, ws.vt + 4 * 128 * 128);
         assert!([ws.q, ws.k, ws.vt].iter().all(|at| at % 256 == 0));
+    }
+
+    /// Scales per tensor are for the FP8 stages alone, and per block of rows for none.
+    #[test]
+    fn only_the_fp8_stages_take_scales_per_tensor() {
+        use crate::stage::fakes::PREFILL;
+        assert!(check_scales(&PREFILL, Granularity::PerHead).is_ok());
+        let e = check_scales(&PREFILL, Granularity::PerTensor)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has no FP8 scales"), "{e}");
+        let e = check_scales(&PREFILL, Granularity::PerBlock { rows: 128 })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("per (batch, head) or per tensor"), "{e}");
+        assert!(!is_fp8(&PREFILL));
     }
 }

@@ -9,6 +9,7 @@ use crate::timeline::{TimelineBuffer, TimelineRequest};
 use crate::timing::{Timing, TimingProtocol, tflops, time};
 use crate::{AttnParams, Error, Gpu, LaunchArgs, PrefillStage, Problem, Result, Stage};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
+use reference::fp8_attention::Granularity;
 use serde::Serialize;
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -24,6 +25,9 @@ pub struct RunOptions {
     /// asked for into a buffer that comes back in [`Outputs::timeline`]
     /// ([`crate::timeline`]); `None` for the timed kernels.
     pub timeline: Option<TimelineRequest>,
+    /// The FP8 stages' scales: one per (batch, head) (the default, FlashAttention-3's) or one
+    /// per tensor. Any other stage refuses anything but the default.
+    pub fp8_scales: Granularity,
 }
 
 impl Default for RunOptions {
@@ -34,6 +38,7 @@ impl Default for RunOptions {
             timing: Some(TimingProtocol::Gated),
             adjust_inputs: None,
             timeline: None,
+            fp8_scales: Granularity::PerHead,
         }
     }
 }
@@ -121,6 +126,7 @@ fn run_checked(
         crate::timeline::check_request(info, problem, request)?;
     }
     gpu.check_stage(info)?;
+    crate::fp8::check_scales(stage, opts.fp8_scales)?;
 
     let seed = opts.seed.unwrap_or_else(crate::inputs::fresh_seed);
     let mut inputs = HostInputs::generate(problem, seed);
@@ -176,6 +182,7 @@ fn run_checked(
         LaunchArgs {
             problem: *problem,
             params,
+            fp8_scales: opts.fp8_scales,
         }
     };
 
@@ -185,9 +192,15 @@ fn run_checked(
     let o_host = stream.clone_dtoh(&o).during("copying O back")?;
     let lse_host = stream.clone_dtoh(&lse).during("copying LSE back")?;
 
-    let check = opts
-        .check
-        .then(|| check_outputs_emulating(problem, &inputs, &o_host, &lse_host, stage.emulation()));
+    let check = opts.check.then(|| {
+        check_outputs_emulating(
+            problem,
+            &inputs,
+            &o_host,
+            &lse_host,
+            stage.emulation(opts.fp8_scales),
+        )
+    });
 
     let timing = match opts.timing {
         Some(protocol) => {

@@ -226,6 +226,8 @@ pub enum TensorCores {
 pub struct LaunchArgs {
     pub problem: Problem,
     pub params: AttnParams,
+    /// The FP8 stages' scales ([`crate::run::RunOptions::fp8_scales`]); the others ignore it.
+    pub fp8_scales: reference::fp8_attention::Granularity,
 }
 
 /// A rung of the ladder. Implementations hold no state: the kernels are in `info().kernels`.
@@ -267,8 +269,11 @@ pub trait PrefillStage: Stage {
 
     /// The low-precision math the stage's kernels do, whose error against f64 sets the
     /// check's bound: the problem's dtype for the 16-bit stages, an FP8 recipe for the FP8
-    /// stages.
-    fn emulation(&self) -> crate::check::Emulation {
+    /// stages, with their scales at `fp8_scales`.
+    fn emulation(
+        &self,
+        _fp8_scales: reference::fp8_attention::Granularity,
+    ) -> crate::check::Emulation {
         crate::check::Emulation::Dtype
     }
 }

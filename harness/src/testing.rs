@@ -19,6 +19,7 @@ pub use shapes::SHAPES;
 use crate::run::{PrefillRun, RunOptions};
 use crate::{DType, PrefillStage, Problem, Stage, Workload};
 pub use libtest_mimic::Trial;
+use reference::fp8_attention::Granularity;
 pub(crate) use runner::assert_no_failures;
 pub use runner::{
     Checked, IntoChecked, Needs, Skipped, expect_panic, gpu_for, run, run_probe, trial,
@@ -89,6 +90,27 @@ fn assert_stage_on(
     shapes: &[(usize, usize, usize, usize, usize)],
     adjusts: &[Adjust],
 ) -> Checked {
+    assert_stage_scaled(
+        stage,
+        dtype,
+        head_dim,
+        causal,
+        shapes,
+        adjusts,
+        Granularity::PerHead,
+    )
+}
+
+/// [`assert_stage_on`] with the FP8 stages' scales at `fp8_scales`.
+fn assert_stage_scaled(
+    stage: &dyn PrefillStage,
+    dtype: DType,
+    head_dim: usize,
+    causal: bool,
+    shapes: &[(usize, usize, usize, usize, usize)],
+    adjusts: &[Adjust],
+    fp8_scales: Granularity,
+) -> Checked {
     let gpu = gpu_for(stage.info())?;
     let mut failures = Vec::new();
     for (&shape, &(inputs, adjust)) in shapes
@@ -102,6 +124,7 @@ fn assert_stage_on(
             timing: None,
             adjust_inputs: adjust,
             timeline: None,
+            fp8_scales,
         };
         match PrefillRun::new(stage, &problem).and_then(|run| run.run(&gpu, &opts)) {
             Ok((report, _)) => {
@@ -162,7 +185,7 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
             },
         ));
     }
-    if matches!(stage.emulation(), crate::check::Emulation::Fp8(_)) {
+    if crate::fp8::is_fp8(stage) {
         for &head_dim in stage.info().head_dims {
             trials.push(trial(
                 format!("long_sequence_d{head_dim}"),
@@ -170,6 +193,27 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 move || {
                     let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
                     assert_stage_on(stage, dtype, head_dim, false, LONG_SHAPES, &inputs)
+                },
+            ));
+            // Scales per tensor: the shape grid, whose GQA shapes give K and V slices of
+            // several heads to share one scale, causal or not.
+            trials.push(trial(
+                format!("scales_per_tensor_d{head_dim}"),
+                needs,
+                move || {
+                    let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
+                    for causal in [false, true] {
+                        assert_stage_scaled(
+                            stage,
+                            dtype,
+                            head_dim,
+                            causal,
+                            SHAPES,
+                            &inputs,
+                            Granularity::PerTensor,
+                        )?;
+                    }
+                    Ok(())
                 },
             ));
         }

@@ -111,6 +111,7 @@ pub fn compare(
         timing: Some(timing),
         adjust_inputs: None,
         timeline: None,
+        ..Default::default()
     };
     let mut archs: Vec<String> = [sa, sb]
         .iter()

@@ -112,7 +112,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
     let fp8 = stages
         .iter()
         .filter_map(|s| s.workload().prefill().ok())
-        .any(|s| matches!(s.emulation(), harness::check::Emulation::Fp8(_)));
+        .any(|s| harness::fp8::is_fp8(s));
     let baselines = match probe {
         None => Baselines::NotRequested,
         Some(Err(why)) => Baselines::Skipped { reason: why },
@@ -204,6 +204,7 @@ pub fn run_row(
         timing: Some(timing),
         adjust_inputs: None,
         timeline: None,
+        ..Default::default()
     };
     match run_stage(stage, gpu, &row.problem, &opts) {
         Ok((report, _outputs)) => {

@@ -184,6 +184,7 @@ fn run_checked(
     let forward_args = LaunchArgs {
         problem: *problem,
         params: fwd,
+        fp8_scales: reference::fp8_attention::Granularity::PerHead,
     };
     forward.prepare(gpu, &forward_args)?;
     forward.launch(gpu, &forward_args)?;

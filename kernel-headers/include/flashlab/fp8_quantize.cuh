@@ -143,6 +143,26 @@ __device__ void fp8_amax(const AttnParams& p) {
 }
 // ANCHOR_END: amax
 
+// ANCHOR: amax_per_tensor
+// Between the two kernels, for scales per tensor (`--fp8-scales tensor`): block x = 0, 1, 2
+// (Q, K, V) replaces the amax of each of its tensor's slices with the largest of them, so
+// every slice gets the tensor's one scale, and neither the cast nor the attention kernel,
+// which both read their slice's amax, changes.
+__device__ void fp8_amax_per_tensor(const AttnParams& p) {
+    const Fp8Workspace ws = fp8_workspace(p);
+    unsigned* amax = blockIdx.x == 0 ? ws.amax_q : blockIdx.x == 1 ? ws.amax_k : ws.amax_v;
+    const int slices = p.batch * (blockIdx.x == 0 ? p.heads : p.kv_heads);
+    __shared__ unsigned largest;  // f32 bits: non-negative floats order as their bits do
+    if (threadIdx.x == 0) largest = 0;
+    __syncthreads();
+    unsigned m = 0;
+    for (int i = threadIdx.x; i < slices; i += blockDim.x) m = max(m, amax[i]);
+    atomicMax(&largest, m);
+    __syncthreads();
+    for (int i = threadIdx.x; i < slices; i += blockDim.x) amax[i] = largest;
+}
+// ANCHOR_END: amax_per_tensor
+
 // ANCHOR: quantize
 // Kernel 2: codes = round_e4m3(x * 448 / amax). Q and K keep their layout, a warp writing
 // a row's D bytes. V goes out transposed, [head_dim][keys]: the block casts its 64 keys into

@@ -218,10 +218,14 @@ __device__ void fp8_attention(const AttnParams& p, const AttnTensorMaps& maps) {
 }  // namespace flashlab
 
 // ANCHOR: quantize_kernels
-// The preprocessing, bf16 to codes (fp8_quantize.cuh): amax, then the cast. No rotation.
+// The preprocessing, bf16 to codes (fp8_quantize.cuh): amax, made the tensor's for scales per tensor, then the cast. No rotation.
 template <typename T, int D>
 __device__ void amax(const flashlab::AttnParams& p) {
     flashlab::fp8_amax<T, D, false>(p);
+}
+template <typename T, int D>
+__device__ void amax_per_tensor(const flashlab::AttnParams& p) {
+    flashlab::fp8_amax_per_tensor(p);
 }
 template <typename T, int D>
 __device__ void quantize(const flashlab::AttnParams& p) {
@@ -229,6 +233,7 @@ __device__ void quantize(const flashlab::AttnParams& p) {
 }
 // ANCHOR_END: quantize_kernels
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_amax, amax, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
+FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, fp8_quantize, quantize, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
 
 using flashlab::fp8_attention;

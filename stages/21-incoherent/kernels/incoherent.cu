@@ -229,11 +229,16 @@ __device__ void amax(const flashlab::AttnParams& p) {
     flashlab::fp8_amax<T, D, true>(p);
 }
 template <typename T, int D>
+__device__ void amax_per_tensor(const flashlab::AttnParams& p) {
+    flashlab::fp8_amax_per_tensor(p);
+}
+template <typename T, int D>
 __device__ void quantize(const flashlab::AttnParams& p) {
     flashlab::fp8_quantize<T, D, true>(p);
 }
 // ANCHOR_END: quantize_kernels
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_amax, amax, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
+FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
 FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_quantize, quantize, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
 
 using flashlab::fp8_attention;
