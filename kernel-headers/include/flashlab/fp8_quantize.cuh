@@ -1,9 +1,10 @@
 // fp8_quantize.cuh: the FP8 stages' preprocessing, bf16 (or f16) Q, K and V to E4M3 codes
 // with one scale per (batch, head) of Q and per (batch, K/V head) of K and V, as
-// FlashAttention-3's descale factors. Two kernels: the first finds each slice's largest
-// magnitude, the second casts and writes V transposed for P V (FP8 wgmma reads shared memory
-// K-major only). With ROTATE (stage 21), Q's and K's rows are first multiplied by the same
-// random orthogonal matrix, random signs then a Hadamard transform, in registers.
+// FlashAttention-3's descale factors (or one per tensor, with a small kernel between). Two
+// kernels: the first finds each slice's largest magnitude, the second casts and writes V
+// transposed for P V (FP8 wgmma reads shared memory K-major only). With ROTATE (stage 21),
+// Q's and K's rows are first multiplied by the same random orthogonal matrix, random signs
+// then a Hadamard transform, in registers.
 // Book: "Stage 20: FP8", section "The quantization kernel"; "Stage 21: incoherent processing".
 #pragma once
 #include <stdint.h>
