@@ -30,6 +30,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage21_incoherent::STAGE,
     &stage22_backward::STAGE,
     &stage23_hopper_backward::STAGE,
+    &stage24_v_transpose::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -73,7 +73,19 @@ pub struct Fp8Stage {
     pub tiles: QTiles,
     /// `None`, or the seed of incoherent processing's random signs (`FP8_ROTATION_SEED`).
     pub rotation: Option<u64>,
+    pub v_layout: VLayout,
     pub tolerated_spills: &'static [ToleratedSpill],
+}
+
+/// Who transposes V for P V (FP8 `wgmma` reads its shared-memory operands K-major only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VLayout {
+    /// The preparation writes V's codes transposed, `[batch][kv_head][d][keys]` (stages 20, 21).
+    Transposed,
+    /// The preparation writes V's codes as K's, `[batch][seqlen][kv_head][d]`, and the
+    /// attention kernel transposes each tile in shared memory (stage 24): it loads them
+    /// into a ring of their own, `kv_slots` tiles more.
+    Natural,
 }
 
 impl Fp8Stage {
@@ -81,7 +93,11 @@ impl Fp8Stage {
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
         let t = self.tiles;
         let d = head_dim as u32;
-        (t.block_q + 2 * t.kv_slots * t.block_kv) * d + t.block_q * d * 2
+        let v_in = match self.v_layout {
+            VLayout::Transposed => 0,
+            VLayout::Natural => t.kv_slots * t.block_kv * d,
+        };
+        (t.block_q + 2 * t.kv_slots * t.block_kv) * d + t.block_q * d * 2 + v_in
     }
 
     fn maps(&self, args: &LaunchArgs, ws: &Fp8Workspace) -> Result<AttnTensorMaps> {
@@ -102,18 +118,23 @@ impl Fp8Stage {
         };
         let kp = ws.keys_padded as u64;
         let kvh = s.kv_heads as u64;
-        let vt = TensorMap::tiled(
-            base + ws.vt as u64,
-            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-            &[kp, d, kvh, s.batch as u64],
-            &[kp, d * kp, kvh * d * kp],
-            &[self.tiles.block_kv, s.head_dim as u32, 1, 1],
-            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-        )?;
+        let v = match self.v_layout {
+            VLayout::Transposed => TensorMap::tiled(
+                base + ws.vt as u64,
+                CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+                &[kp, d, kvh, s.batch as u64],
+                &[kp, d * kp, kvh * d * kp],
+                &[self.tiles.block_kv, s.head_dim as u32, 1, 1],
+                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            )?,
+            // Rows past seqlen_k arrive as zeros (TMA fills outside the tensor), as the
+            // transposed layout's padding does.
+            VLayout::Natural => codes(ws.vt, s.seqlen_k, s.kv_heads, self.tiles.block_kv)?,
+        };
         Ok(AttnTensorMaps {
             q: codes(ws.q, s.seqlen_q, s.heads, self.tiles.block_q)?,
             k: codes(ws.k, s.seqlen_k, s.kv_heads, self.tiles.block_kv)?,
-            v: vt,
+            v,
             o: TensorMap::bshd(
                 p.o,
                 DType::Bf16,

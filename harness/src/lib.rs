@@ -30,7 +30,7 @@ pub mod tma;
 
 pub use decode::{DecodeProblem, KvLayout};
 pub use error::{Error, Result};
-pub use fp8::Fp8Stage;
+pub use fp8::{Fp8Stage, VLayout};
 pub use gpu::Gpu;
 pub use kernels::{Kernel, KernelBundle};
 pub use params::AttnParams;

@@ -43,7 +43,8 @@ FL_HOST_DEVICE float fp8_descale(float amax) { return amax > 0.f ? amax / E4M3_M
 //         floats): Q's per (batch, head), then K's and V's per (batch, K/V head);
 //   q, k: [batch][seqlen][heads][head_dim] E4M3 codes, Q's and K's layout in bytes;
 //   vt:   [batch][kv_head][head_dim][keys_padded] E4M3 codes: V transposed, keys in
-//         fp8_pv_column order, padded with zeros to a multiple of FP8_KEY_PAD keys.
+//         fp8_pv_column order, padded with zeros to a multiple of FP8_KEY_PAD keys (stage
+//         24, which transposes V in its kernel, keeps V's codes here in K's layout).
 constexpr int FP8_KEY_PAD = 64;
 struct Fp8Workspace {
     unsigned* amax_q;

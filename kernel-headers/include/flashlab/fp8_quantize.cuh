@@ -168,11 +168,12 @@ __device__ void fp8_amax_per_tensor(const AttnParams& p) {
 // Kernel 2: codes = round_e4m3(x * 448 / amax). Q and K keep their layout, a warp writing
 // a row's D bytes. V goes out transposed, [head_dim][keys]: the block casts its 64 keys into
 // a shared tile at the columns P V reads them in (fp8_pv_column), then writes the tile's
-// rows, 64 bytes each; keys past seqlen_k are zeros, so P V adds nothing for them.
-template <typename T, int D, bool ROTATE>
+// rows, 64 bytes each; keys past seqlen_k are zeros, so P V adds nothing for them. Without
+// V_TRANSPOSED (stage 24, whose attention kernel transposes V itself) V keeps its layout too.
+template <typename T, int D, bool ROTATE, bool V_TRANSPOSED = true>
 __device__ void fp8_quantize(const AttnParams& p) {
     const Fp8Workspace ws = fp8_workspace(p);
-    const QuantSlice sl = quant_slice(p, ws.keys_padded);
+    const QuantSlice sl = quant_slice(p, V_TRANSPOSED ? ws.keys_padded : p.seqlen_k);
     if (!sl.valid) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     constexpr int PER_LANE = D / 32;
@@ -189,9 +190,9 @@ __device__ void fp8_quantize(const AttnParams& p) {
 #pragma unroll
         for (int i = 0; i < PER_LANE / 4; ++i)
             codes[i] = pack4_e4m3(x[4 * i] * to_codes, x[4 * i + 1] * to_codes, x[4 * i + 2] * to_codes, x[4 * i + 3] * to_codes);
-        if (sl.tensor < 2) {
+        if (sl.tensor < 2 || !V_TRANSPOSED) {
             if (s >= sl.seqlen) continue;
-            uint8_t* out = (sl.tensor == 0 ? ws.q : ws.k) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D;
+            uint8_t* out = (sl.tensor == 0 ? ws.q : sl.tensor == 1 ? ws.k : ws.vt) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D;
 #pragma unroll
             for (int i = 0; i < PER_LANE / 4; ++i) reinterpret_cast<uint32_t*>(out + lane * PER_LANE)[i] = codes[i];
         } else {
@@ -199,7 +200,7 @@ __device__ void fp8_quantize(const AttnParams& p) {
             for (int i = 0; i < PER_LANE; ++i) vt[lane * PER_LANE + i][fp8_pv_column(r)] = uint8_t(codes[i / 4] >> (8 * (i % 4)));
         }
     }
-    if (sl.tensor < 2) return;
+    if (sl.tensor < 2 || !V_TRANSPOSED) return;
     __syncthreads();
     uint8_t* out = ws.vt + (static_cast<long long>(sl.b) * p.kv_heads + sl.h) * D * ws.keys_padded + sl.s0;
     for (int w = threadIdx.x; w < D * QUANT_ROWS / 4; w += QUANT_THREADS) {

@@ -5,7 +5,7 @@
 //! Book: "Stage 20: FP8".
 
 use harness::{
-    DType, Fp8Stage, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, ToleratedSpill,
+    DType, Fp8Stage, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, ToleratedSpill, VLayout,
 };
 
 pub mod tiles;
@@ -34,6 +34,7 @@ pub static STAGE: Fp8Stage = Fp8Stage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    v_layout: VLayout::Transposed,
     rotation: None,
     // The timeline build's consumers keep 232 registers (its producer needs 40 for its clock
     // readings) against the timed kernel's 240, and spill a few of the 208 that O, one tile's
