@@ -73,6 +73,8 @@ FL_EXPORT_FRAGMENT(mma_m16n8k8_a)
 FL_EXPORT_FRAGMENT(mma_m16n8k8_b)
 
 int fl_fp8_pv_column(int key) { return flashlab::fp8_pv_column(key); }
+int fl_fp8_vt_load(int lane, int xyz, int u, int i) { return flashlab::fp8_vt_load(lane, xyz, u, i); }
+int fl_fp8_vt_store(int lane, int xyz, int u, int j) { return flashlab::fp8_vt_store(lane, xyz, u, j); }
 
 void fl_ldmatrix_address_of(int lane, int* matrix, int* row) {
     const flashlab::RowCol rc = flashlab::ldmatrix_address_of(lane);

@@ -41,6 +41,8 @@ mod ffi {
         pub fn fl_swizzle(b: c_int, m: c_int, s: c_int, offset: c_int) -> c_int;
         pub fn fl_swizzle_count() -> c_int;
         pub fn fl_fp8_pv_column(key: c_int) -> c_int;
+        pub fn fl_fp8_vt_load(lane: c_int, xyz: c_int, u: c_int, i: c_int) -> c_int;
+        pub fn fl_fp8_vt_store(lane: c_int, xyz: c_int, u: c_int, j: c_int) -> c_int;
         pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
@@ -113,6 +115,20 @@ fragment_fns! {
 pub fn fp8_pv_column(key: u32) -> u32 {
     // SAFETY: pure integer function.
     unsafe { ffi::fl_fp8_pv_column(key as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_load`: the byte offset in stage 24's landed V tile of load `i` (0..4) of
+/// `lane`'s unit (`xyz` 0..8, `u` 0..4).
+pub fn fp8_vt_load(lane: u32, xyz: u32, u: u32, i: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_load(lane as c_int, xyz as c_int, u as c_int, i as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_store`: the byte offset in stage 24's V^T tile of store `j` (0..4) of
+/// `lane`'s unit (`xyz` 0..8, `u` 0..4).
+pub fn fp8_vt_store(lane: u32, xyz: u32, u: u32, j: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_store(lane as c_int, xyz as c_int, u as c_int, j as c_int) as u32 }
 }
 
 /// `flashlab::ldmatrix_address_of`: the (matrix, row) whose 16-byte row address `lane`

@@ -299,3 +299,83 @@ fn fp8_pv_column_inverts_fp8_pv_key() {
         }
     }
 }
+
+/// A byte of a tile of 128-byte rows under the 128-byte swizzle (TMA's and wgmma's): row
+/// `row`'s 16-byte chunk j sits at chunk j ^ (row % 8).
+fn swizzled_128(row: u32, byte: u32) -> u32 {
+    row * 128 + (((byte / 16) ^ (row % 8)) * 16) + byte % 16
+}
+
+/// Stage 24's transpose, run on the CPU with the kernel's own address functions: a landed V
+/// tile (key k, head dim d) goes through every lane's 32 units, 4 loads, the 8 byte permutes
+/// (word j of the result holds byte j of each loaded word, in load order) and 4 stores, and
+/// every code must land at V^T's row d, column fp8_pv_column(k), each code written once.
+#[test]
+fn fp8_vt_transpose_puts_every_code_in_place() {
+    let code = |key: u32, d: u32| (key * 131 + d * 7) as u8 ^ (d >> 2) as u8;
+    let mut v = [0u8; 128 * 128];
+    for key in 0..128 {
+        for d in 0..128 {
+            v[swizzled_128(key, d) as usize] = code(key, d);
+        }
+    }
+    let mut vt = [0u8; 128 * 128];
+    let mut written = [0u32; 128 * 128];
+    for lane in 0..32 {
+        for xyz in 0..8 {
+            for u in 0..4 {
+                let words: Vec<[u8; 4]> = (0..4)
+                    .map(|i| {
+                        let at = kernel_fns::fp8_vt_load(lane, xyz, u, i) as usize;
+                        assert_eq!(at % 4, 0, "aligned 32-bit loads");
+                        [v[at], v[at + 1], v[at + 2], v[at + 3]]
+                    })
+                    .collect();
+                for j in 0..4 {
+                    let at = kernel_fns::fp8_vt_store(lane, xyz, u, j) as usize;
+                    assert_eq!(at % 4, 0, "aligned 32-bit stores");
+                    for (i, w) in words.iter().enumerate() {
+                        vt[at + i] = w[j as usize];
+                        written[at + i] += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(written.iter().all(|&n| n == 1), "each code written once");
+    for key in 0..128 {
+        for d in 0..128 {
+            let col = kernel_fns::fp8_pv_column(key);
+            assert_eq!(
+                vt[swizzled_128(d, col) as usize],
+                code(key, d),
+                "key {key}, head dim {d}"
+            );
+        }
+    }
+}
+
+/// Each of stage 24's transposing loads and stores, across a warp's 32 lanes, touches 32
+/// different banks: a conflict-free access, one wavefront each.
+#[test]
+fn fp8_vt_transpose_has_no_bank_conflicts() {
+    use layout_viz::bank::bank_of;
+    for xyz in 0..8 {
+        for u in 0..4 {
+            for k in 0..4 {
+                for (what, f) in [
+                    (
+                        "load",
+                        kernel_fns::fp8_vt_load as fn(u32, u32, u32, u32) -> u32,
+                    ),
+                    ("store", kernel_fns::fp8_vt_store),
+                ] {
+                    let banks: std::collections::BTreeSet<u32> = (0..32)
+                        .map(|lane| bank_of(f(lane, xyz, u, k) as u64))
+                        .collect();
+                    assert_eq!(banks.len(), 32, "{what} {k} of unit ({xyz}, {u})");
+                }
+            }
+        }
+    }
+}

@@ -72,4 +72,31 @@ FL_HOST_DEVICE int fp8_pv_column(int j) {
 }
 // ANCHOR_END: pv_key_order
 
+// ANCHOR: vt_transpose
+// Stage 24's transpose of a V tile into V^T, both 128 rows of 128 codes under the 128-byte
+// swizzle (row i's 16-byte chunk j at chunk j ^ (i % 8)), as byte offsets. Lane (a, b, c) =
+// (lane % 4, lane / 4 % 4, lane / 16), for each of its 32 units (xyz = 0..7, u = 0..3), takes
+// the 4 x 4 codes of keys 16 q + 2 b + {0, 1, 8, 9} (V^T's columns 4 m .. 4 m + 3, m = 4 q + b,
+// in fp8_pv_column's order) at head dims 4 g .. 4 g + 3, g = 8 u + 4 c + a, where
+// q = (a / 2 ^ x) + 2 (c ^ y) + 4 z. Load i (0..3) reads key 16 q + 2 b + {0, 1, 8, 9}[i];
+// store j writes V^T's row 4 g + j. layout-viz's tests check that every code lands in its
+// place and that each of a warp's loads and stores touches 32 different banks. Book: "Stage
+// 24: V transposed in the kernel", section "No bank conflicts either way".
+FL_HOST_DEVICE int fp8_vt_q(int lane, int xyz) {
+    const int a = lane & 3, c = lane >> 4;
+    return (((a >> 1) ^ (xyz & 1)) | ((c ^ ((xyz >> 1) & 1)) << 1)) + 4 * (xyz >> 2);
+}
+FL_HOST_DEVICE int fp8_vt_load(int lane, int xyz, int u, int i) {
+    const int a = lane & 3, b = (lane >> 2) & 3, c = lane >> 4, odd = i & 1;
+    // Row 16 q + 2 b + odd + 8 (i / 2); chunk (2 u + c) ^ (2 b + odd), the row's % 8.
+    return 2048 * fp8_vt_q(lane, xyz) + 256 * b + 128 * odd + 1024 * (i >> 1) + 32 * (u ^ b) + 16 * (c ^ odd) + 4 * a;
+}
+FL_HOST_DEVICE int fp8_vt_store(int lane, int xyz, int u, int j) {
+    const int a = lane & 3, b = (lane >> 2) & 3, c = lane >> 4;
+    // Row 4 g + j, whose % 8 is 4 (a % 2) + j; word m = 4 q + b, in chunk q ^ that.
+    const int row0 = 2048 * c + 512 * a + 4 * b + 16 * (fp8_vt_q(lane, xyz) ^ (4 * (a & 1)));
+    return (row0 ^ (16 * j)) + 128 * j + 4096 * u;
+}
+// ANCHOR_END: vt_transpose
+
 }  // namespace flashlab

@@ -117,18 +117,14 @@ __device__ __forceinline__ void load_fp8(const AttnParams& p, const AttnTensorMa
 // Warps 1-3 of the producer warpgroup: each V tile, once it has landed and the consumers are
 // done with the V^T slot it goes to, turned around: V^T's row d holds column d of V, its keys
 // in fp8_pv_column's order, so that P's 8-bit A registers stay a plain packing of S (book:
-// "P in the 8-bit A layout"). A unit of work is 4 x 4 codes: a word of 4 codes from each of
-// the keys 16 q + 2 r + {0, 1, 8, 9} (V^T's columns 4 m .. 4 m + 3, m = 4 q + r) at head dims
-// 4 g .. 4 g + 3 becomes a word of each of V^T's rows 4 g .. 4 g + 3, by 8 byte permutes.
-// Lane (a, b, c) = (lane % 4, lane / 4 % 4, lane / 16) takes r = b, g = 8 u + 4 c + a and
-// q = (a / 2 ^ x) + 2 (c ^ y) + 4 z for the 32 combinations of u and (x, y, z): then each of a
-// warp's loads and stores touches 32 different banks under both tiles' 128-byte swizzles, and
-// the addresses are lane constants plus immediates (book: "No bank conflicts either way").
+// "P in the 8-bit A layout"). A lane's unit of work is 4 x 4 codes: a word from each of 4
+// keys becomes a word of each of 4 rows of V^T, by 8 byte permutes. Which units, and where
+// they sit in the two swizzled tiles, is fragments.cuh's fp8_vt_load and fp8_vt_store:
+// lane constants plus immediates, and no bank conflicts either way.
 template <int D>
 __device__ void transpose_v(const Tiles<D>& s, Pipeline<NSTAGES>& v_in, const BlockWork& w) {
     static_assert(D == 128 && BLOCK_KV<D> == 128, "a tile is 128 rows of 128 codes, 32 x 32 units");
     const int warp = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-    const int a = lane & 3, b = (lane >> 2) & 3, c = lane >> 4;
     auto st = pipeline_start<NSTAGES>();
     for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
         v_in.consumer_wait(st);         // V's codes have landed
@@ -136,26 +132,17 @@ __device__ void transpose_v(const Tiles<D>& s, Pipeline<NSTAGES>& v_in, const Bl
         const uint8_t* in = v_in_slot(s, st);
         uint8_t* out = s.v_slot(st);
         for (int xyz = warp; xyz < 8; xyz += TRANSPOSERS) {
-            const int q = (((a >> 1) ^ (xyz & 1)) | ((c ^ ((xyz >> 1) & 1)) << 1)) + 4 * (xyz >> 2);
-            // Keys 16 q + 2 b (+ 1), word g's chunk XORed with the key's row % 8 = 2 b (+ 1);
-            // keys + 8 are 1024 bytes on, with the same swizzle.
-            const uint8_t* key0 = in + 2048 * q + 256 * b + 4 * a + 16 * c;
-            const uint8_t* key1 = in + 2048 * q + 256 * b + 4 * a + 128 + 16 * (c ^ 1);
-            // Row 4 g + j, word m = 4 q + b, chunk q XORed with the row % 8 = 4 (a % 2) + j.
-            const int row0 = 2048 * c + 512 * a + 4 * b + 16 * (q ^ (4 * (a & 1)));
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                const int chunk = 32 * (u ^ b);
-                const uint32_t x0 = *reinterpret_cast<const uint32_t*>(key0 + chunk);
-                const uint32_t x1 = *reinterpret_cast<const uint32_t*>(key1 + chunk);
-                const uint32_t x2 = *reinterpret_cast<const uint32_t*>(key0 + chunk + 1024);
-                const uint32_t x3 = *reinterpret_cast<const uint32_t*>(key1 + chunk + 1024);
-                const uint32_t lo01 = __byte_perm(x0, x1, 0x5140), hi01 = __byte_perm(x0, x1, 0x7362);
-                const uint32_t lo23 = __byte_perm(x2, x3, 0x5140), hi23 = __byte_perm(x2, x3, 0x7362);
+                uint32_t x[4];
+#pragma unroll
+                for (int i = 0; i < 4; ++i) x[i] = *reinterpret_cast<const uint32_t*>(in + fp8_vt_load(lane, xyz, u, i));
+                const uint32_t lo01 = __byte_perm(x[0], x[1], 0x5140), hi01 = __byte_perm(x[0], x[1], 0x7362);
+                const uint32_t lo23 = __byte_perm(x[2], x[3], 0x5140), hi23 = __byte_perm(x[2], x[3], 0x7362);
                 const uint32_t y[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
                                        __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
 #pragma unroll
-                for (int j = 0; j < 4; ++j) *reinterpret_cast<uint32_t*>(out + ((row0 ^ (16 * j)) + 128 * j + 4096 * u)) = y[j];
+                for (int j = 0; j < 4; ++j) *reinterpret_cast<uint32_t*>(out + fp8_vt_store(lane, xyz, u, j)) = y[j];
             }
         }
         // The consumers' wgmmas read V^T through the async proxy: these writes must be

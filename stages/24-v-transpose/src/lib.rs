@@ -45,12 +45,12 @@ pub static STAGE: Fp8Stage = Fp8Stage {
             bytes: 72,
         },
         // The producer warpgroup keeps 24 registers, and its transposing warps need all of
-        // them in their loop: the tile count and two loop bounds go to local memory, stored
-        // and read once a tile, outside the loop over units. The consumers spill nothing.
+        // them in their loop over units: the tile count and the ring's state go to local
+        // memory, a few words stored and read once a tile. The consumers spill nothing.
         ToleratedSpill {
             kernel_prefix: "v_transpose_bf16",
             kernel_suffix: "_d128",
-            bytes: 44,
+            bytes: 56,
         },
     ],
 };
