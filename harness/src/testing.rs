@@ -41,6 +41,7 @@ pub fn assert_stage_on_grid(
         causal,
         SHAPES,
         &[("normal inputs", None)],
+        Granularity::PerHead,
     )
 }
 
@@ -74,6 +75,7 @@ pub fn assert_stage_on_score_jumps(
             ("a moderate score jump", Some(moderate_score_jump)),
             ("a steep score jump", Some(steep_score_jump)),
         ],
+        Granularity::PerHead,
     )
 }
 
@@ -82,27 +84,9 @@ type Adjust = (
     Option<fn(&Problem, &mut crate::inputs::HostInputs)>,
 );
 
+/// `stage` on each of `shapes` with each of `adjusts`' inputs, checked against the oracle;
+/// the FP8 stages with their scales at `fp8_scales` (the 16-bit stages take `PerHead`).
 fn assert_stage_on(
-    stage: &dyn PrefillStage,
-    dtype: DType,
-    head_dim: usize,
-    causal: bool,
-    shapes: &[(usize, usize, usize, usize, usize)],
-    adjusts: &[Adjust],
-) -> Checked {
-    assert_stage_scaled(
-        stage,
-        dtype,
-        head_dim,
-        causal,
-        shapes,
-        adjusts,
-        Granularity::PerHead,
-    )
-}
-
-/// [`assert_stage_on`] with the FP8 stages' scales at `fp8_scales`.
-fn assert_stage_scaled(
     stage: &dyn PrefillStage,
     dtype: DType,
     head_dim: usize,
@@ -192,7 +176,15 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 needs,
                 move || {
                     let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
-                    assert_stage_on(stage, dtype, head_dim, false, LONG_SHAPES, &inputs)
+                    assert_stage_on(
+                        stage,
+                        dtype,
+                        head_dim,
+                        false,
+                        LONG_SHAPES,
+                        &inputs,
+                        Granularity::PerHead,
+                    )
                 },
             ));
             // Scales per tensor: the shape grid, whose GQA shapes give K and V slices of
@@ -203,7 +195,7 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 move || {
                     let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
                     for causal in [false, true] {
-                        assert_stage_scaled(
+                        assert_stage_on(
                             stage,
                             dtype,
                             head_dim,
