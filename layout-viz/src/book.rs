@@ -518,6 +518,11 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             Box::new(|| Ok(crate::fp8::v_key_order_svg())),
         ),
         (
+            "fp8-v-transpose.svg",
+            "Stage 24's transpose of a V tile in shared memory: one warp instruction's 32 units, where each lane's four loads sit in the landed V tile and its four stores in V^T",
+            Box::new(|| Ok(crate::fp8::v_transpose_svg())),
+        ),
+        (
             "backward-products.svg",
             "Stage 22's five products, per query block: a block's keys (K and V loaded once) against each query block's Q, dO, LSE and D; S, P, dP and dS recomputed in registers, dK and dV accumulated there, dQ's share added to global memory",
             Box::new(|| Ok(crate::backward::products_svg())),

@@ -1,6 +1,7 @@
 //! The FP8 stage's register trick, drawn: how P's 8-bit A registers are packed from each
 //! thread's own S accumulator ([`p_from_s_svg`]), and the order of V's keys in the
-//! transposed V tile that makes that packing right ([`v_key_order_svg`]).
+//! transposed V tile that makes that packing right ([`v_key_order_svg`]); and stage 24's
+//! transpose of a V tile into that order in shared memory ([`v_transpose_svg`]).
 //!
 //! Both figures are computed, not typed in: S's cells come from the wgmma accumulator
 //! ([`atoms::wgmma_c`]), P's bytes from the 8-bit register A layout
@@ -564,4 +565,250 @@ pub fn v_key_order_svg() -> String {
     ];
     (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
     document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)
+}
+
+/// Rows and columns of stage 24's V tiles: 128 keys of 128 codes (d128), one 128-byte row each.
+const VT_ROW_BYTES: u32 = 128;
+
+/// Stage 24's lane-to-unit map, layout-viz's model of `fragments.cuh`'s `fp8_vt_q`: the
+/// 16-key group q of unit `xyz` of `lane`.
+fn vt_q(lane: u32, xyz: u32) -> u32 {
+    let (a, c) = (lane & 3, lane >> 4);
+    (((a >> 1) ^ (xyz & 1)) | ((c ^ ((xyz >> 1) & 1)) << 1)) + 4 * (xyz >> 2)
+}
+
+/// Stage 24's load `i` (0..4) of `lane`'s unit (`xyz` 0..8, `u` 0..4): its byte offset in
+/// the landed V tile (keys of 128 codes, 128-byte swizzle). The model of `fragments.cuh`'s
+/// `fp8_vt_load`, which `tests/kernel_fns.rs` holds it to.
+pub fn vt_load(lane: u32, xyz: u32, u: u32, i: u32) -> u32 {
+    let (a, b, c, odd) = (lane & 3, (lane >> 2) & 3, lane >> 4, i & 1);
+    2048 * vt_q(lane, xyz)
+        + 256 * b
+        + 128 * odd
+        + 1024 * (i >> 1)
+        + 32 * (u ^ b)
+        + 16 * (c ^ odd)
+        + 4 * a
+}
+
+/// Stage 24's store `j` (0..4) of `lane`'s unit: its byte offset in V^T (head dims of 128
+/// codes, keys in `fp8_pv_key` order, 128-byte swizzle). The model of `fp8_vt_store`.
+pub fn vt_store(lane: u32, xyz: u32, u: u32, j: u32) -> u32 {
+    let (a, b, c) = (lane & 3, (lane >> 2) & 3, lane >> 4);
+    let row0 = 2048 * c + 512 * a + 4 * b + 16 * (vt_q(lane, xyz) ^ (4 * (a & 1)));
+    (row0 ^ (16 * j)) + 128 * j + 4096 * u
+}
+
+/// The (row, byte within the row) that byte `offset` of a tile of 128-byte rows under the
+/// 128-byte swizzle holds: row i's 16-byte chunk j sits at chunk j ^ (i % 8).
+pub fn unswizzle_128(offset: u32) -> (u32, u32) {
+    let row = offset / VT_ROW_BYTES;
+    let chunk = ((offset / 16) % 8) ^ (row % 8);
+    (row, chunk * 16 + offset % 16)
+}
+
+/// Stage 24's transpose, one warp instruction's units drawn: unit (x, y, z) = 0, u = 0 of
+/// each of the 32 lanes, where its four loads sit in the landed V tile (two pairs of keys,
+/// four head dims) and where its four stores sit in V^T (four head-dim rows, four
+/// columns). Computed from [`vt_load`] and [`vt_store`] and unswizzled, so a unit drawn in
+/// the wrong place would be the model's error, which the tests compare with the kernel's.
+/// Book: "Stage 24: V transposed in the kernel", section "The transpose".
+pub fn v_transpose_svg() -> String {
+    use crate::bank::bank_of;
+    const KEYS_DRAWN: u32 = 64;
+    const DIMS_DRAWN: u32 = 32;
+    let title = "Stage 24's transpose: one warp instruction's 32 units";
+    let (mut g, mut y) = paragraph(
+        Group::new(),
+        MARGIN,
+        &[title.to_string()],
+        16,
+        TITLE_CHAR_W,
+        true,
+    );
+    (g, y) = paragraph(
+        g,
+        y,
+        &["Unit (x, y, z) = 0, u = 0 of each lane: 4 words of 4 codes loaded from 4 keys of V, their bytes permuted, 4 words stored to 4 rows of V^T. A lane's cells carry its number; colours repeat every 16 lanes. Hover a cell for its offsets and banks.".to_string()],
+        12,
+        CHAR_W_12,
+        false,
+    );
+    let lane_fill = |lane: u32| render::color(u64::from(lane % 16));
+    let frame = |g: Group, x: f64, y: f64, w: f64, h: f64| {
+        g.add(
+            rect(x, y, w, h, EMPTY_FILL)
+                .set("stroke", "#bbbbbb")
+                .set("stroke-width", 0.6),
+        )
+    };
+
+    // The landed V tile: keys (rows) by head dims (columns).
+    y += 16.0;
+    (g, y) = paragraph(
+        g,
+        y,
+        &["The landed V tile: keys 0-63 (rows), head dims 0-31 (columns)".to_string()],
+        13,
+        HEADING_CHAR_W,
+        true,
+    );
+    y += 6.0;
+    let x0 = MARGIN + 60.0;
+    let cw = ((MAX_WIDTH - MARGIN - x0) / f64::from(DIMS_DRAWN)).floor();
+    let ch = 9.0;
+    for d in (0..DIMS_DRAWN).step_by(8) {
+        g = g.add(text(x0 + f64::from(d) * cw, y + 8.0, 12, format!("d {d}")).set("fill", MUTED));
+    }
+    y += 14.0;
+    g = frame(
+        g,
+        x0,
+        y,
+        cw * f64::from(DIMS_DRAWN),
+        ch * f64::from(KEYS_DRAWN),
+    );
+    for key in (0..KEYS_DRAWN).step_by(8) {
+        g = g.add(
+            text(
+                x0 - 6.0,
+                y + f64::from(key) * ch + 9.0,
+                12,
+                format!("key {key}"),
+            )
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+        );
+    }
+    for lane in 0..32 {
+        for pair in 0..2 {
+            let loads = [
+                vt_load(lane, 0, 0, 2 * pair),
+                vt_load(lane, 0, 0, 2 * pair + 1),
+            ];
+            let (key, byte) = unswizzle_128(loads[0]);
+            let tip = format!(
+                "lane {lane}: keys {key} and {} at head dims {byte}-{}; loads {} and {} at bytes {} and {} (banks {} and {})",
+                key + 1,
+                byte + 3,
+                2 * pair,
+                2 * pair + 1,
+                loads[0],
+                loads[1],
+                bank_of(u64::from(loads[0])),
+                bank_of(u64::from(loads[1]))
+            );
+            g = g.add(cell(
+                x0 + f64::from(byte) * cw,
+                y + f64::from(key) * ch,
+                4.0 * cw,
+                2.0 * ch,
+                lane_fill(lane),
+                &[format!("T{lane}")],
+                &tip,
+            ));
+        }
+    }
+    y += ch * f64::from(KEYS_DRAWN) + 24.0;
+
+    // V^T: head dims (rows) by columns (keys in fp8_pv_key order).
+    (g, y) = paragraph(
+        g,
+        y,
+        &["V^T: head dims 0-31 (rows), columns 0-63 (keys in fp8_pv_key order)".to_string()],
+        13,
+        HEADING_CHAR_W,
+        true,
+    );
+    y += 6.0;
+    let cw2 = ((MAX_WIDTH - MARGIN - x0) / f64::from(KEYS_DRAWN)).floor();
+    let ch2 = 18.0;
+    for col in (0..KEYS_DRAWN).step_by(16) {
+        g = g.add(
+            text(x0 + f64::from(col) * cw2, y + 8.0, 12, format!("col {col}")).set("fill", MUTED),
+        );
+    }
+    y += 14.0;
+    g = frame(
+        g,
+        x0,
+        y,
+        cw2 * f64::from(KEYS_DRAWN),
+        ch2 * f64::from(DIMS_DRAWN),
+    );
+    for d in (0..DIMS_DRAWN).step_by(4) {
+        g = g.add(
+            text(
+                x0 - 6.0,
+                y + f64::from(d) * ch2 + 13.0,
+                12,
+                format!("d {d}"),
+            )
+            .set("text-anchor", "end")
+            .set("fill", MUTED),
+        );
+    }
+    for lane in 0..32 {
+        let stores: Vec<u32> = (0..4).map(|j| vt_store(lane, 0, 0, j)).collect();
+        let (d, col) = unswizzle_128(stores[0]);
+        let banks: Vec<String> = stores
+            .iter()
+            .map(|&s| bank_of(u64::from(s)).to_string())
+            .collect();
+        let tip = format!(
+            "lane {lane}: head dims {d}-{} at columns {col}-{} (keys {}); stores at banks {}",
+            d + 3,
+            col + 3,
+            (col..col + 4)
+                .map(|k| (32 * (k / 32) + atoms::fp8_pv_key(k % 32)).to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            banks.join(", ")
+        );
+        g = g.add(cell(
+            x0 + f64::from(col) * cw2,
+            y + f64::from(d) * ch2,
+            4.0 * cw2,
+            4.0 * ch2,
+            lane_fill(lane),
+            &[format!("T{lane}")],
+            &tip,
+        ));
+    }
+    y += ch2 * f64::from(DIMS_DRAWN) + 18.0;
+    let caption = [
+        "Lane (a, b, c) = (lane % 4, lane / 4 % 4, lane / 16) loads keys 16q + 2b + {0, 1, 8, 9} at head dims 4g .. 4g + 3 (g = 4c + a here) and stores them to V^T's rows 4g .. 4g + 3 at columns 4(4q + b) .. + 3. In each of the 8 accesses of this instruction the 32 lanes touch 32 different banks; the other 31 instructions of a tile do the same for the rest of it.".to_string(),
+    ];
+    (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
+    document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)
+}
+
+#[cfg(test)]
+mod vt_tests {
+    use super::*;
+
+    /// The figure draws each lane twice in V (two pairs of keys) and once in V^T.
+    #[test]
+    fn the_transpose_figure_draws_every_lane() {
+        let svg = v_transpose_svg();
+        assert_eq!(svg.matches("class=\"cell\"").count(), 96);
+        for lane in 0..32 {
+            assert_eq!(
+                svg.matches(&format!(">\nT{lane}\n<")).count(),
+                3,
+                "lane {lane}"
+            );
+        }
+    }
+
+    /// The unswizzle inverts the swizzle the tiles are stored in.
+    #[test]
+    fn unswizzle_inverts_the_128_byte_swizzle() {
+        for row in 0..128 {
+            for byte in 0..128 {
+                let at = row * 128 + (((byte / 16) ^ (row % 8)) * 16) + byte % 16;
+                assert_eq!(unswizzle_128(at), (row, byte));
+            }
+        }
+    }
 }

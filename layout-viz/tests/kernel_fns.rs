@@ -379,3 +379,24 @@ fn fp8_vt_transpose_has_no_bank_conflicts() {
         }
     }
 }
+
+/// layout-viz's model of stage 24's transpose (which draws its figure) is the kernel's.
+#[test]
+fn fp8_vt_model_is_the_kernels() {
+    for lane in 0..32 {
+        for xyz in 0..8 {
+            for u in 0..4 {
+                for k in 0..4 {
+                    assert_eq!(
+                        layout_viz::fp8::vt_load(lane, xyz, u, k),
+                        kernel_fns::fp8_vt_load(lane, xyz, u, k)
+                    );
+                    assert_eq!(
+                        layout_viz::fp8::vt_store(lane, xyz, u, k),
+                        kernel_fns::fp8_vt_store(lane, xyz, u, k)
+                    );
+                }
+            }
+        }
+    }
+}
