@@ -15,8 +15,8 @@ use crate::render::PALETTE;
 // fp8.rs's rules: the figure exactly the book's column wide (never scaled down), every
 // text 12px or more.
 use crate::svg_kit::{
-    CHAR_W_12, INK, MARGIN, MAX_WIDTH, MUTED, document, legend, line, paragraph, rect, text,
-    text_block,
+    CHAR_W_12, HEADING_CHAR_W, INK, MARGIN, MAX_WIDTH, MUTED, document, legend, line, paragraph,
+    rect, text, text_block, title_paragraph,
 };
 
 /// Stage 22's tile shapes, the one definition its kernels and its launcher use.
@@ -38,10 +38,6 @@ pub const HEAD_DIMS: [u32; 2] = [64, 128];
 /// 64 x 128 at 128 keys a block) fits left of its notes.
 pub const PX_PER_ELEMENT: f64 = 0.625;
 
-/// The advance of one character of the 13px bold headings and of the 16px bold title
-/// (fp8.rs's).
-const HEADING_CHAR_W: f64 = 8.2;
-const TITLE_CHAR_W: f64 = 10.0;
 /// The gap an operator (`=`, `+=`, `·`, `→`) takes between two rectangles.
 const OP_GAP: f64 = 28.0;
 /// Where the notes beside each product's drawing start.
@@ -544,14 +540,7 @@ pub fn products_svg() -> String {
         "a product whose shapes do not compose"
     );
     let title = "The backward's five products, per query block";
-    let (mut g, mut y) = paragraph(
-        Group::new(),
-        MARGIN,
-        &[title.to_string()],
-        16,
-        TITLE_CHAR_W,
-        true,
-    );
+    let (mut g, mut y) = title_paragraph(title);
     let dims: Vec<String> = HEAD_DIMS.iter().map(u32::to_string).collect();
     (g, y) = paragraph(
         g,

@@ -21,7 +21,8 @@ use crate::render;
 // gmma.rs's rules: the figure exactly the book's column wide (never scaled down), every
 // text 12px or more.
 use crate::svg_kit::{
-    CHAR_W_12, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, legend, paragraph, rect, text,
+    CHAR_W_12, HEADING_CHAR_W, INK, MARGIN, MARK, MAX_WIDTH, MUTED, document, legend, paragraph,
+    rect, text, title_paragraph,
 };
 
 /// Keys of one k-step of P V at 8 bits (the K of `wgmma.m64nNk32`).
@@ -44,9 +45,6 @@ const SHOWN_REGISTER: u32 = 0;
 const BLOCK_FILLS: [u64; 4] = [4, 11, 8, 5];
 /// A cell no lane of the quad holds (render.rs's untouched cell).
 const EMPTY_FILL: &str = "#f7f7f7";
-/// The advance of one character of the 13px bold headings and of the 16px bold title.
-const HEADING_CHAR_W: f64 = 8.2;
-const TITLE_CHAR_W: f64 = 10.0;
 
 /// The figure's cell: a `<g class="cell">` with its tooltip first (as render.rs draws
 /// cells, so the book's hover text and the tests find it), a fill, and lines of text.
@@ -133,14 +131,7 @@ pub fn p_from_s_svg() -> Result<String, AtomError> {
     let (c_owners, a_owners) = (c.owners(), a.owners());
     let rows = quad_rows(&a);
     let title = "P from S at 8 bits: every byte of P is its own thread's S value";
-    let (mut g, mut y) = paragraph(
-        Group::new(),
-        MARGIN,
-        &[title.to_string()],
-        16,
-        TITLE_CHAR_W,
-        true,
-    );
+    let (mut g, mut y) = title_paragraph(title);
     let rows_text: Vec<String> = rows.iter().map(u32::to_string).collect();
     (g, y) = paragraph(
         g,
@@ -404,14 +395,7 @@ pub fn v_key_order_svg() -> String {
     let a_owners = a.owners();
     let rows = quad_rows(&a);
     let title = "V's keys in the transposed V tile: the order P V reads them";
-    let (mut g, mut y) = paragraph(
-        Group::new(),
-        MARGIN,
-        &[title.to_string()],
-        16,
-        TITLE_CHAR_W,
-        true,
-    );
+    let (mut g, mut y) = title_paragraph(title);
     (g, y) = paragraph(
         g,
         y,
@@ -607,6 +591,88 @@ pub fn unswizzle_128(offset: u32) -> (u32, u32) {
     (row, chunk * 16 + offset % 16)
 }
 
+/// One tile of [`v_transpose_svg`]: a heading, a frame of `rows.0` x `cols.0` cells of
+/// `cw` x `ch` pixels from `x0`, and the row and column indices every `rows.2` and `cols.2`.
+struct TilePanel {
+    heading: &'static str,
+    x0: f64,
+    cw: f64,
+    ch: f64,
+    rows: (u32, &'static str, u32),
+    cols: (u32, &'static str, u32),
+}
+
+impl TilePanel {
+    /// The heading, the labels and the frame from `y`: the group and the frame's top.
+    fn draw(&self, mut g: Group, y: f64) -> (Group, f64) {
+        let (mut g2, mut y) =
+            paragraph(g, y, &[self.heading.to_string()], 13, HEADING_CHAR_W, true);
+        y += 6.0;
+        let (cols, col_name, col_step) = self.cols;
+        for c in (0..cols).step_by(col_step as usize) {
+            g2 = g2.add(
+                text(
+                    self.x0 + f64::from(c) * self.cw,
+                    y + 8.0,
+                    12,
+                    format!("{col_name} {c}"),
+                )
+                .set("fill", MUTED),
+            );
+        }
+        let top = y + 14.0;
+        let (rows, row_name, row_step) = self.rows;
+        g = g2.add(
+            rect(
+                self.x0,
+                top,
+                self.cw * f64::from(cols),
+                self.ch * f64::from(rows),
+                EMPTY_FILL,
+            )
+            .set("stroke", "#bbbbbb")
+            .set("stroke-width", 0.6),
+        );
+        for r in (0..rows).step_by(row_step as usize) {
+            g = g.add(
+                text(
+                    self.x0 - 6.0,
+                    top + f64::from(r) * self.ch + 9.0,
+                    12,
+                    format!("{row_name} {r}"),
+                )
+                .set("text-anchor", "end")
+                .set("fill", MUTED),
+            );
+        }
+        (g, top)
+    }
+
+    /// A lane's block of `h` x `w` cells at (`row`, `col`), labelled with the lane.
+    #[allow(clippy::too_many_arguments)]
+    fn cell_at(
+        &self,
+        top: f64,
+        row: u32,
+        col: u32,
+        h: u32,
+        w: u32,
+        fill: &str,
+        lane: u32,
+        tip: &str,
+    ) -> Group {
+        cell(
+            self.x0 + f64::from(col) * self.cw,
+            top + f64::from(row) * self.ch,
+            f64::from(w) * self.cw,
+            f64::from(h) * self.ch,
+            fill,
+            &[format!("T{lane}")],
+            tip,
+        )
+    }
+}
+
 /// Stage 24's transpose, one warp instruction's units drawn: unit (x, y, z) = 0, u = 0 of
 /// each of the 32 lanes, where its four loads sit in the landed V tile (two pairs of keys,
 /// four head dims) and where its four stores sit in V^T (four head-dim rows, four
@@ -618,14 +684,7 @@ pub fn v_transpose_svg() -> String {
     const KEYS_DRAWN: u32 = 64;
     const DIMS_DRAWN: u32 = 32;
     let title = "Stage 24's transpose: one warp instruction's 32 units";
-    let (mut g, mut y) = paragraph(
-        Group::new(),
-        MARGIN,
-        &[title.to_string()],
-        16,
-        TITLE_CHAR_W,
-        true,
-    );
+    let (mut g, mut y) = title_paragraph(title);
     (g, y) = paragraph(
         g,
         y,
@@ -635,51 +694,20 @@ pub fn v_transpose_svg() -> String {
         false,
     );
     let lane_fill = |lane: u32| render::color(u64::from(lane % 16));
-    let frame = |g: Group, x: f64, y: f64, w: f64, h: f64| {
-        g.add(
-            rect(x, y, w, h, EMPTY_FILL)
-                .set("stroke", "#bbbbbb")
-                .set("stroke-width", 0.6),
-        )
-    };
-
-    // The landed V tile: keys (rows) by head dims (columns).
-    y += 16.0;
-    (g, y) = paragraph(
-        g,
-        y,
-        &["The landed V tile: keys 0-63 (rows), head dims 0-31 (columns)".to_string()],
-        13,
-        HEADING_CHAR_W,
-        true,
-    );
-    y += 6.0;
     let x0 = MARGIN + 60.0;
-    let cw = ((MAX_WIDTH - MARGIN - x0) / f64::from(DIMS_DRAWN)).floor();
-    let ch = 9.0;
-    for d in (0..DIMS_DRAWN).step_by(8) {
-        g = g.add(text(x0 + f64::from(d) * cw, y + 8.0, 12, format!("d {d}")).set("fill", MUTED));
-    }
-    y += 14.0;
-    g = frame(
-        g,
+
+    // The landed V tile: keys (rows) by head dims (columns); each lane's two pairs of keys.
+    y += 16.0;
+    let v = TilePanel {
+        heading: "The landed V tile: keys 0-63 (rows), head dims 0-31 (columns)",
         x0,
-        y,
-        cw * f64::from(DIMS_DRAWN),
-        ch * f64::from(KEYS_DRAWN),
-    );
-    for key in (0..KEYS_DRAWN).step_by(8) {
-        g = g.add(
-            text(
-                x0 - 6.0,
-                y + f64::from(key) * ch + 9.0,
-                12,
-                format!("key {key}"),
-            )
-            .set("text-anchor", "end")
-            .set("fill", MUTED),
-        );
-    }
+        cw: ((MAX_WIDTH - MARGIN - x0) / f64::from(DIMS_DRAWN)).floor(),
+        ch: 9.0,
+        rows: (KEYS_DRAWN, "key", 8),
+        cols: (DIMS_DRAWN, "d", 8),
+    };
+    let top;
+    (g, top) = v.draw(g, y);
     for lane in 0..32 {
         for pair in 0..2 {
             let loads = [
@@ -698,56 +726,22 @@ pub fn v_transpose_svg() -> String {
                 bank_of(u64::from(loads[0])),
                 bank_of(u64::from(loads[1]))
             );
-            g = g.add(cell(
-                x0 + f64::from(byte) * cw,
-                y + f64::from(key) * ch,
-                4.0 * cw,
-                2.0 * ch,
-                lane_fill(lane),
-                &[format!("T{lane}")],
-                &tip,
-            ));
+            g = g.add(v.cell_at(top, key, byte, 2, 4, lane_fill(lane), lane, &tip));
         }
     }
-    y += ch * f64::from(KEYS_DRAWN) + 24.0;
+    y = top + v.ch * f64::from(KEYS_DRAWN) + 24.0;
 
-    // V^T: head dims (rows) by columns (keys in fp8_pv_key order).
-    (g, y) = paragraph(
-        g,
-        y,
-        &["V^T: head dims 0-31 (rows), columns 0-63 (keys in fp8_pv_key order)".to_string()],
-        13,
-        HEADING_CHAR_W,
-        true,
-    );
-    y += 6.0;
-    let cw2 = ((MAX_WIDTH - MARGIN - x0) / f64::from(KEYS_DRAWN)).floor();
-    let ch2 = 18.0;
-    for col in (0..KEYS_DRAWN).step_by(16) {
-        g = g.add(
-            text(x0 + f64::from(col) * cw2, y + 8.0, 12, format!("col {col}")).set("fill", MUTED),
-        );
-    }
-    y += 14.0;
-    g = frame(
-        g,
+    // V^T: head dims (rows) by columns (keys in fp8_pv_key order); each lane's 4 x 4 block.
+    let vt = TilePanel {
+        heading: "V^T: head dims 0-31 (rows), columns 0-63 (keys in fp8_pv_key order)",
         x0,
-        y,
-        cw2 * f64::from(KEYS_DRAWN),
-        ch2 * f64::from(DIMS_DRAWN),
-    );
-    for d in (0..DIMS_DRAWN).step_by(4) {
-        g = g.add(
-            text(
-                x0 - 6.0,
-                y + f64::from(d) * ch2 + 13.0,
-                12,
-                format!("d {d}"),
-            )
-            .set("text-anchor", "end")
-            .set("fill", MUTED),
-        );
-    }
+        cw: ((MAX_WIDTH - MARGIN - x0) / f64::from(KEYS_DRAWN)).floor(),
+        ch: 18.0,
+        rows: (DIMS_DRAWN, "d", 4),
+        cols: (KEYS_DRAWN, "col", 16),
+    };
+    let top;
+    (g, top) = vt.draw(g, y);
     for lane in 0..32 {
         let stores: Vec<u32> = (0..4).map(|j| vt_store(lane, 0, 0, j)).collect();
         let (d, col) = unswizzle_128(stores[0]);
@@ -765,17 +759,9 @@ pub fn v_transpose_svg() -> String {
                 .join(", "),
             banks.join(", ")
         );
-        g = g.add(cell(
-            x0 + f64::from(col) * cw2,
-            y + f64::from(d) * ch2,
-            4.0 * cw2,
-            4.0 * ch2,
-            lane_fill(lane),
-            &[format!("T{lane}")],
-            &tip,
-        ));
+        g = g.add(vt.cell_at(top, d, col, 4, 4, lane_fill(lane), lane, &tip));
     }
-    y += ch2 * f64::from(DIMS_DRAWN) + 18.0;
+    y = top + vt.ch * f64::from(DIMS_DRAWN) + 18.0;
     let caption = [
         "Lane (a, b, c) = (lane % 4, lane / 4 % 4, lane / 16) loads keys 16q + 2b + {0, 1, 8, 9} at head dims 4g .. 4g + 3 (g = 4c + a here) and stores them to V^T's rows 4g .. 4g + 3 at columns 4(4q + b) .. + 3. In each of the 8 accesses of this instruction the 32 lanes touch 32 different banks; the other 31 instructions of a tile do the same for the rest of it.".to_string(),
     ];

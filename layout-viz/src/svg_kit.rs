@@ -68,6 +68,23 @@ pub fn text_block(
     (g, y)
 }
 
+/// The advance of one character of the 13px bold headings and of the 16px bold titles.
+pub const HEADING_CHAR_W: f64 = 8.2;
+pub const TITLE_CHAR_W: f64 = 10.0;
+
+/// A figure's 16px bold title across the column from the top margin (`fp8.rs`,
+/// `backward.rs`): the group and the y below it.
+pub fn title_paragraph(title: &str) -> (Group, f64) {
+    paragraph(
+        Group::new(),
+        MARGIN,
+        &[title.to_string()],
+        16,
+        TITLE_CHAR_W,
+        true,
+    )
+}
+
 /// [`text_block`] across the column, from the left margin (`fp8.rs`, `backward.rs`).
 pub fn paragraph(
     g: Group,
