@@ -25,14 +25,16 @@ pub use runner::{
     Checked, IntoChecked, Needs, Skipped, expect_panic, gpu_for, run, run_probe, trial,
 };
 
-/// Runs `stage` on every shape of the grid for one (dtype, head dim, causal) and panics
-/// with every failure's numbers, so one run shows all that is wrong; `Err` where this GPU
-/// cannot run the stage ([`gpu_for`]).
+/// Runs `stage` on every shape of the grid for one (dtype, head dim, causal), an FP8 stage
+/// with its scales at `fp8_scales` (the others take `PerHead`), and panics with every
+/// failure's numbers, so one run shows all that is wrong; `Err` where this GPU cannot run
+/// the stage ([`gpu_for`]).
 pub fn assert_stage_on_grid(
     stage: &dyn PrefillStage,
     dtype: DType,
     head_dim: usize,
     causal: bool,
+    fp8_scales: Granularity,
 ) -> Checked {
     assert_stage_on(
         stage,
@@ -41,7 +43,7 @@ pub fn assert_stage_on_grid(
         causal,
         SHAPES,
         &[("normal inputs", None)],
-        Granularity::PerHead,
+        fp8_scales,
     )
 }
 
@@ -150,7 +152,9 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 trials.push(trial(
                     format!("{}_d{head_dim}{causal_suffix}", dtype.name()),
                     needs,
-                    move || assert_stage_on_grid(stage, dtype, head_dim, causal),
+                    move || {
+                        assert_stage_on_grid(stage, dtype, head_dim, causal, Granularity::PerHead)
+                    },
                 ));
             }
         }
@@ -193,15 +197,13 @@ pub fn stage_trials(stage: &'static dyn PrefillStage) -> Vec<Trial> {
                 format!("scales_per_tensor_d{head_dim}"),
                 needs,
                 move || {
-                    let (dtype, inputs) = (stage.info().dtypes[0], [("normal inputs", None)]);
+                    let dtype = stage.info().dtypes[0];
                     for causal in [false, true] {
-                        assert_stage_on(
+                        assert_stage_on_grid(
                             stage,
                             dtype,
                             head_dim,
                             causal,
-                            SHAPES,
-                            &inputs,
                             Granularity::PerTensor,
                         )?;
                     }
