@@ -468,47 +468,30 @@ fn prefill_timeline(
     args: &TimelineArgs,
     problem: harness::Problem,
 ) -> Result<i32> {
-    use harness::timeline::TimelineRequest;
     let run = PrefillRun::new(stage, &problem)?;
     let gpu = Gpu::open()?;
     let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
     let timing = (!args.no_time).then_some(args.timing.timing);
-    let opts = |timeline: Option<TimelineRequest>| RunOptions {
-        seed: Some(seed),
-        // The timed kernels are checked by `flashlab stage`; here, the run that records.
-        check: timeline.is_some(),
-        timing,
-        adjust_inputs: None,
-        timeline,
-        ..Default::default()
-    };
-    // The timed kernel, then the timeline kernel on the same inputs: the difference in
-    // time is what the instrumentation costs.
-    let timed = match timing {
-        Some(_) => Some(
-            run.run(&gpu, &opts(None))
-                .map_err(|e| naming_runnable(e, &gpu))?
-                .0,
-        ),
-        None => None,
-    };
-    let request = TimelineRequest {
-        blocks: args.blocks,
-    };
-    let (report, outputs) = run
-        .run(&gpu, &opts(Some(request)))
-        .map_err(|e| naming_runnable(e, &gpu))?;
+    let (timed, (report, outputs)) = timed_then_recorded(args, &gpu, |timeline| {
+        run.run(
+            &gpu,
+            &RunOptions {
+                seed: Some(seed),
+                // The timed kernels are checked by `flashlab stage`; here, the run that records.
+                check: timeline.is_some(),
+                timing,
+                adjust_inputs: None,
+                timeline,
+                ..Default::default()
+            },
+        )
+    })?;
     let buffer = outputs
         .timeline
+        .as_ref()
         .context("the timeline run returned no events")?;
     print_run_header(stage.info(), &gpu, &problem, report.seed);
-    if let Some(c) = &report.check {
-        println!(
-            "check    {}  {} (the timeline kernel's output)",
-            if c.passed { "PASS" } else { "FAIL" },
-            c.summary()
-        );
-    }
+    print_timeline_check(report.check.as_ref().map(|c| (c.passed, c.summary())));
     draw_timeline(
         args,
         Recorded {
@@ -521,9 +504,9 @@ fn prefill_timeline(
                 .as_ref()
                 .map(crate::timeline::RunCheck::Prefill),
             passed: report.check.as_ref().is_none_or(|c| c.passed),
-            timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
+            timed: timed.as_ref().and_then(|(r, _)| r.timing.as_ref()),
             recorded: report.timing.as_ref(),
-            buffer: &buffer,
+            buffer,
         },
     )
 }
@@ -536,48 +519,33 @@ fn backward_timeline(
     args: &TimelineArgs,
     problem: harness::Problem,
 ) -> Result<i32> {
-    use harness::timeline::TimelineRequest;
     let run = BackwardRun::new(stage, &problem)?;
     let gpu = Gpu::open()?;
     let seed = args.seed.unwrap_or_else(harness::inputs::fresh_seed);
     let timing = (!args.no_time).then_some(args.timing.timing);
-    let opts = |timeline: Option<TimelineRequest>| BackwardOptions {
-        seed: Some(seed),
-        // The timed kernels are checked by `flashlab stage`; here, the run that records.
-        check: timeline.is_some(),
-        timing,
-        deterministic: false,
-        timeline,
-    };
-    let timed = match timing {
-        Some(_) => Some(
-            run.run(&gpu, &opts(None))
-                .map_err(|e| naming_runnable(e, &gpu))?
-                .0,
-        ),
-        None => None,
-    };
-    let request = TimelineRequest {
-        blocks: args.blocks,
-    };
-    let (report, outputs) = run
-        .run(&gpu, &opts(Some(request)))
-        .map_err(|e| naming_runnable(e, &gpu))?;
+    let (timed, (report, outputs)) = timed_then_recorded(args, &gpu, |timeline| {
+        run.run(
+            &gpu,
+            &BackwardOptions {
+                seed: Some(seed),
+                // The timed kernels are checked by `flashlab stage`; here, the run that records.
+                check: timeline.is_some(),
+                timing,
+                deterministic: false,
+                timeline,
+            },
+        )
+    })?;
     let buffer = outputs
         .timeline
+        .as_ref()
         .context("the timeline run returned no events")?;
     print_run_header(stage.info(), &gpu, &problem, report.seed);
     println!(
         "forward  stage {} wrote O and the LSE (not timed); the times below are the backward's three kernels, of which the main one records",
         report.forward_stage
     );
-    if let Some(c) = &report.check {
-        println!(
-            "check    {}  {} (the timeline kernel's output)",
-            if c.passed { "PASS" } else { "FAIL" },
-            c.summary()
-        );
-    }
+    print_timeline_check(report.check.as_ref().map(|c| (c.passed, c.summary())));
     draw_timeline(
         args,
         Recorded {
@@ -590,11 +558,40 @@ fn backward_timeline(
                 .as_ref()
                 .map(crate::timeline::RunCheck::Backward),
             passed: report.check.as_ref().is_none_or(|c| c.passed),
-            timed: timed.as_ref().and_then(|r| r.timing.as_ref()),
+            timed: timed.as_ref().and_then(|(r, _)| r.timing.as_ref()),
             recorded: report.timing.as_ref(),
-            buffer: &buffer,
+            buffer,
         },
     )
+}
+
+/// The timed kernels (unless `--no-time`), then the timeline kernels on the same inputs
+/// (`run` builds the workload's options around the request it is given): the difference in
+/// time is what the instrumentation costs.
+fn timed_then_recorded<R>(
+    args: &TimelineArgs,
+    gpu: &Gpu,
+    run: impl Fn(Option<harness::timeline::TimelineRequest>) -> harness::Result<R>,
+) -> Result<(Option<R>, R)> {
+    let timed = match args.no_time {
+        false => Some(run(None).map_err(|e| naming_runnable(e, gpu))?),
+        true => None,
+    };
+    let request = harness::timeline::TimelineRequest {
+        blocks: args.blocks,
+    };
+    let recorded = run(Some(request)).map_err(|e| naming_runnable(e, gpu))?;
+    Ok((timed, recorded))
+}
+
+/// The recording run's check line, when it was checked.
+fn print_timeline_check(check: Option<(bool, String)>) {
+    if let Some((passed, summary)) = check {
+        println!(
+            "check    {}  {summary} (the timeline kernel's output)",
+            if passed { "PASS" } else { "FAIL" }
+        );
+    }
 }
 
 /// What a timeline run brought back, whatever its workload.
