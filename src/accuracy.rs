@@ -174,75 +174,52 @@ fn measure_stages(
 ) -> Result<Vec<ErrorRow>> {
     let mut problem = Problem::new(args.batch, args.heads, args.seqlen, args.dim);
     problem.causal = args.causal;
+    // One stage's line; `fp8_scales` names an FP8 stage's scales.
+    let measure =
+        |stage: &'static dyn harness::Stage, fp8_scales: Option<Granularity>| -> Result<ErrorRow> {
+            let opts = RunOptions {
+                seed: Some(args.seed),
+                check: true,
+                timing: None,
+                adjust_inputs: Some(adjust),
+                timeline: None,
+                fp8_scales: fp8_scales.unwrap_or(Granularity::PerHead),
+            };
+            let (report, outputs) = run_stage(stage, gpu, &problem, &opts)?;
+            let o: Vec<f64> = outputs
+                .o
+                .iter()
+                .map(|&b| problem.dtype.from_bits(b) as f64)
+                .collect();
+            let (rmse, max_abs_error) = rmse_and_max(&o, exact);
+            let passed = report.check.as_ref().is_some_and(|c| c.passed);
+            Ok(ErrorRow {
+                inputs: kind,
+                computation: format!(
+                    "stage {} on the GPU: {}{}{}",
+                    stage.info().label(),
+                    stage.info().idea.split(':').next().unwrap_or(""),
+                    fp8_scales.map_or(String::new(), |g| format!(", scales {}", g.name())),
+                    if passed { "" } else { " (its check FAILED)" }
+                ),
+                rmse,
+                max_abs_error,
+            })
+        };
     let mut rows = Vec::new();
     for &n in &args.stages {
         let stage = crate::stages::find(n).map_err(anyhow::Error::msg)?;
         // An FP8 stage runs with its scales per head, then per tensor (FlashAttention-3's
         // "baseline FP8"): the comparison its paper's table makes.
-        let fp8 = stage.workload().prefill().is_ok_and(harness::fp8::is_fp8);
-        let scales: &[Granularity] = if fp8 {
-            &[Granularity::PerHead, Granularity::PerTensor]
+        if stage.workload().prefill().is_ok_and(harness::fp8::is_fp8) {
+            for scales in [Granularity::PerHead, Granularity::PerTensor] {
+                rows.push(measure(stage, Some(scales))?);
+            }
         } else {
-            &[Granularity::PerHead]
-        };
-        for &fp8_scales in scales {
-            rows.push(measure_stage(
-                stage,
-                gpu,
-                &problem,
-                args.seed,
-                kind,
-                adjust,
-                exact,
-                fp8.then_some(fp8_scales),
-            )?);
+            rows.push(measure(stage, None)?);
         }
     }
     Ok(rows)
-}
-
-/// One stage's line of [`measure_stages`]; `fp8_scales` names an FP8 stage's scales.
-#[allow(clippy::too_many_arguments)]
-fn measure_stage(
-    stage: &'static dyn harness::Stage,
-    gpu: &Gpu,
-    problem: &Problem,
-    seed: u64,
-    kind: &'static str,
-    adjust: fn(&Problem, &mut HostInputs),
-    exact: &[f64],
-    fp8_scales: Option<Granularity>,
-) -> Result<ErrorRow> {
-    {
-        let opts = RunOptions {
-            seed: Some(seed),
-            check: true,
-            timing: None,
-            adjust_inputs: Some(adjust),
-            timeline: None,
-            fp8_scales: fp8_scales.unwrap_or(Granularity::PerHead),
-        };
-        let (report, outputs) = run_stage(stage, gpu, problem, &opts)?;
-        let o: Vec<f64> = outputs
-            .o
-            .iter()
-            .map(|&b| problem.dtype.from_bits(b) as f64)
-            .collect();
-        let (rmse, max_abs_error) = rmse_and_max(&o, exact);
-        let passed = report.check.as_ref().is_some_and(|c| c.passed);
-        Ok(ErrorRow {
-            inputs: kind,
-            computation: format!(
-                "stage {} on the GPU: {}{}{}",
-                stage.info().label(),
-                stage.info().idea.split(':').next().unwrap_or(""),
-                fp8_scales.map_or(String::new(), |g| format!(", scales {}", g.name())),
-                if passed { "" } else { " (its check FAILED)" }
-            ),
-            rmse,
-            max_abs_error,
-        })
-    }
 }
 
 /// Every computation on both kinds of input.
