@@ -584,11 +584,11 @@ pub fn vt_store(lane: u32, xyz: u32, u: u32, j: u32) -> u32 {
 }
 
 /// The (row, byte within the row) that byte `offset` of a tile of 128-byte rows under the
-/// 128-byte swizzle holds: row i's 16-byte chunk j sits at chunk j ^ (i % 8).
+/// 128-byte swizzle holds: CuTe's `Swizzle<3, 4, 3>` on byte offsets (row i's 16-byte chunk j
+/// sits at chunk j ^ (i % 8)), which is its own inverse.
 pub fn unswizzle_128(offset: u32) -> (u32, u32) {
-    let row = offset / VT_ROW_BYTES;
-    let chunk = ((offset / 16) % 8) ^ (row % 8);
-    (row, chunk * 16 + offset % 16)
+    let logical = crate::swizzle::Swizzle::new(3, 4, 3).apply(i64::from(offset)) as u32;
+    (logical / VT_ROW_BYTES, logical % VT_ROW_BYTES)
 }
 
 /// One tile of [`v_transpose_svg`]: a heading, a frame of `rows.0` x `cols.0` cells of

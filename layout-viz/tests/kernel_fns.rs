@@ -300,10 +300,10 @@ fn fp8_pv_column_inverts_fp8_pv_key() {
     }
 }
 
-/// A byte of a tile of 128-byte rows under the 128-byte swizzle (TMA's and wgmma's): row
-/// `row`'s 16-byte chunk j sits at chunk j ^ (row % 8).
+/// A byte of a tile of 128-byte rows under the 128-byte swizzle (TMA's and wgmma's), CuTe's
+/// `Swizzle<3, 4, 3>` on byte offsets: row `row`'s 16-byte chunk j sits at chunk j ^ (row % 8).
 fn swizzled_128(row: u32, byte: u32) -> u32 {
-    row * 128 + (((byte / 16) ^ (row % 8)) * 16) + byte % 16
+    layout_viz::swizzle::Swizzle::new(3, 4, 3).apply(i64::from(row * 128 + byte)) as u32
 }
 
 /// Stage 24's transpose, run on the CPU with the kernel's own address functions: a landed V
