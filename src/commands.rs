@@ -491,7 +491,11 @@ fn prefill_timeline(
         .as_ref()
         .context("the timeline run returned no events")?;
     print_run_header(stage.info(), &gpu, &problem, report.seed);
-    print_timeline_check(report.check.as_ref().map(|c| (c.passed, c.summary())));
+    let check = report
+        .check
+        .as_ref()
+        .map(crate::timeline::RunCheck::Prefill);
+    print_timeline_check(check);
     draw_timeline(
         args,
         Recorded {
@@ -499,11 +503,7 @@ fn prefill_timeline(
             gpu: &gpu,
             problem,
             seed: report.seed,
-            check: report
-                .check
-                .as_ref()
-                .map(crate::timeline::RunCheck::Prefill),
-            passed: report.check.as_ref().is_none_or(|c| c.passed),
+            check,
             timed: timed.as_ref().and_then(|(r, _)| r.timing.as_ref()),
             recorded: report.timing.as_ref(),
             buffer,
@@ -545,7 +545,11 @@ fn backward_timeline(
         "forward  stage {} wrote O and the LSE (not timed); the times below are the backward's three kernels, of which the main one records",
         report.forward_stage
     );
-    print_timeline_check(report.check.as_ref().map(|c| (c.passed, c.summary())));
+    let check = report
+        .check
+        .as_ref()
+        .map(crate::timeline::RunCheck::Backward);
+    print_timeline_check(check);
     draw_timeline(
         args,
         Recorded {
@@ -553,11 +557,7 @@ fn backward_timeline(
             gpu: &gpu,
             problem,
             seed: report.seed,
-            check: report
-                .check
-                .as_ref()
-                .map(crate::timeline::RunCheck::Backward),
-            passed: report.check.as_ref().is_none_or(|c| c.passed),
+            check,
             timed: timed.as_ref().and_then(|(r, _)| r.timing.as_ref()),
             recorded: report.timing.as_ref(),
             buffer,
@@ -585,11 +585,12 @@ fn timed_then_recorded<R>(
 }
 
 /// The recording run's check line, when it was checked.
-fn print_timeline_check(check: Option<(bool, String)>) {
-    if let Some((passed, summary)) = check {
+fn print_timeline_check(check: Option<crate::timeline::RunCheck>) {
+    if let Some(c) = check {
         println!(
-            "check    {}  {summary} (the timeline kernel's output)",
-            if passed { "PASS" } else { "FAIL" }
+            "check    {}  {} (the timeline kernel's output)",
+            if c.passed() { "PASS" } else { "FAIL" },
+            c.summary()
         );
     }
 }
@@ -601,7 +602,6 @@ struct Recorded<'a> {
     problem: harness::Problem,
     seed: u64,
     check: Option<crate::timeline::RunCheck<'a>>,
-    passed: bool,
     timed: Option<&'a harness::timing::Timing>,
     recorded: Option<&'a harness::timing::Timing>,
     buffer: &'a harness::timeline::TimelineBuffer,
@@ -638,7 +638,11 @@ fn draw_timeline(args: &TimelineArgs, r: Recorded) -> Result<i32> {
         write_creating_parent(path, &serde_json::to_string_pretty(&out.json)?)?;
         println!("wrote    {}", path.display());
     }
-    Ok(if r.passed { 0 } else { 1 })
+    Ok(if r.check.is_none_or(|c| c.passed()) {
+        0
+    } else {
+        1
+    })
 }
 
 fn write_creating_parent(path: &std::path::Path, contents: &str) -> Result<()> {

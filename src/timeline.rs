@@ -172,6 +172,22 @@ pub enum RunCheck<'a> {
     Backward(&'a BackwardCheck),
 }
 
+impl RunCheck<'_> {
+    pub fn passed(&self) -> bool {
+        match self {
+            RunCheck::Prefill(c) => c.passed,
+            RunCheck::Backward(c) => c.passed,
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        match self {
+            RunCheck::Prefill(c) => c.summary(),
+            RunCheck::Backward(c) => c.summary(),
+        }
+    }
+}
+
 /// What `flashlab timeline` brought back from the GPU: the timed kernel's timing, the
 /// timeline kernel's check, timing and events.
 pub struct Runs<'a> {
