@@ -36,12 +36,15 @@ test: cuda
     set -euo pipefail
     # `just cuda` guarantees a compiler, so every kernel must have compiled.
     export FLASHLAB_REQUIRE_KERNELS=1
+    # In release, as `just stage` and the book build: one build of the workspace, not two
+    # (a debug tree of ~60 test binaries, each embedding the stages' kernels, is gigabytes),
+    # and the GPU tests run the kernels as users time them.
     if nvidia-smi -L >/dev/null 2>&1; then
         echo "GPU found: running the GPU tests too"
-        cargo test --workspace -- --include-ignored
+        cargo test --release --workspace -- --include-ignored
     else
         echo "no GPU found: GPU tests are ignored (they say why)"
-        cargo test --workspace
+        cargo test --release --workspace
     fi
     if [ -x .toolchain/mdbook/bin/mdbook ] || [ -n "${CI:-}" ]; then just book-check; else echo "mdbook not installed: skipping the book build and browser check (run \`just book-tools\`)"; fi
 
