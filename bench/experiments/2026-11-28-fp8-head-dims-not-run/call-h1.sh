@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Call H1 (session 7): FP8 at head dim 64 (stages 20 and 21): their GPU tests (both head
-# dims), the sanitizer, the refactored `flashlab timeline` test binary, and a bench of
-# stages 19, 20, 21 at d64 and d128 with cuDNN's FP8 attention in the same run.
+# Call H1 (prepared, not run): FP8 at head dims 64 and 256 (stages 20, 21; stage 24 at 128
+# with the consumer it shares). Their GPU tests at every head dim, the sanitizer (sanitize.sh
+# takes 64 and 128), memcheck and racecheck at d256 on the sanitizer's small problem, and the
+# timeline test binary. Run from the repository root with the GPU bundle built from the
+# patched tree in dist/flashlab-gpu.
 set -u
 root="$(pwd)"
 cd dist/flashlab-gpu && ./unpack.sh
@@ -19,11 +21,10 @@ for n in 20 21; do
   timeout -k 10 120 ./sanitize.sh $n > $OUT/h1/sanitize$n.txt 2>&1
   echo "sanitize $n exit $? in $(( $(date +%s) - start )) s: $(tail -n 1 $OUT/h1/sanitize$n.txt)"
 done
-bash $root/dist/cudnn-frontend/install-cudnn-frontend.sh > $OUT/h1/cudnn-fe-install.txt 2>&1; echo "cudnn frontend install exit $?"
-. /tmp/cudnn-fe/env.sh
-start=$(date +%s)
-FLASHLAB_BASELINES_BACKENDS=default,cudnn-fp8,sdpa-fp8 timeout -k 10 400 ./flashlab bench --stages 19,20,21 --seqlens 4096,8192,16384 --dims 64,128 --causal both --baselines --out $OUT/h1/bench > $OUT/h1/bench.txt 2>&1
-echo "bench exit $? in $(( $(date +%s) - start )) s"; grep -E "^\| [0-9]|^####|speed of light" $OUT/h1/bench.txt | cut -c1-170 | head -60
-nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader | tee -a $OUT/h1/gpu.txt
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+for tool in memcheck racecheck; do
+  timeout -k 10 120 $SAN --tool $tool --error-exitcode 3 ./flashlab stage 20 --dim 256 --causal --batch 1 --heads 2 --kv-heads 1 --seqlen-q 200 --seqlen-k 131 --no-time > $OUT/h1/$tool-d256.txt 2>&1
+  echo "$tool d256 exit $?: $(tail -n 1 $OUT/h1/$tool-d256.txt)"
+done
 cd $root
 tar czf $OUT/h1.tgz -C $OUT h1 && rm -rf $OUT/h1
