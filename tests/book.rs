@@ -641,7 +641,7 @@ fn lesson_diff(parent: u32, stage: u32) -> String {
 /// is held to the parent by the step's diff, committed as the stage's `lesson.diff` (which
 /// its chapter shows). A fix made to a parent and not to its children, or the other way
 /// round, changes a diff and fails here. After a deliberate change, rewrite the diffs
-/// with `FLASHLAB_BLESS=1 cargo test --test book lesson` and read them before committing.
+/// with `FLASHLAB_BLESS=1 cargo test --release --test book lesson` and read them before committing.
 #[test]
 fn each_lesson_diff_is_the_committed_one() {
     let bless = std::env::var_os("FLASHLAB_BLESS").is_some();
@@ -664,7 +664,7 @@ fn each_lesson_diff_is_the_committed_one() {
     }
     assert!(
         problems.is_empty(),
-        "{}\n(if the change is meant for both or is the lesson itself: FLASHLAB_BLESS=1 cargo test --test book lesson, then read the diffs)",
+        "{}\n(if the change is meant for both or is the lesson itself: FLASHLAB_BLESS=1 cargo test --release --test book lesson, then read the diffs)",
         problems.join("\n")
     );
 }
