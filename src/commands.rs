@@ -41,7 +41,7 @@ struct StageRow {
     compiled: bool,
     /// Whether it has timeline kernels (`flashlab timeline N`).
     timeline: bool,
-    /// `prefill` or `decode`: what `flashlab stage N` runs it on.
+    /// `prefill`, `decode` or `backward`: what `flashlab stage N` runs it on.
     workload: &'static str,
 }
 
@@ -104,39 +104,29 @@ fn list(json: bool) -> Result<i32> {
     println!(
         "\ngpu: sm_80+ runs on compute capability 8.0 or newer; sm_90a on Hopper (9.0: H100, H200) only"
     );
-    let with_timeline: Vec<String> = rows
-        .iter()
-        .filter(|r| r.timeline)
-        .map(|r| r.number.to_string())
-        .collect();
-    if !with_timeline.is_empty() {
-        println!(
-            "timeline kernels (`flashlab timeline N`, a measured Gantt chart): stage {}",
-            with_timeline.join(", ")
-        );
-    }
-    let decode: Vec<String> = rows
-        .iter()
-        .filter(|r| r.workload == "decode")
-        .map(|r| r.number.to_string())
-        .collect();
-    if !decode.is_empty() {
-        println!(
-            "decode stages (new query rows against a K/V cache: `flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`): stage {}",
-            decode.join(", ")
-        );
-    }
-    let backward: Vec<String> = rows
-        .iter()
-        .filter(|r| r.workload == "backward")
-        .map(|r| r.number.to_string())
-        .collect();
-    if !backward.is_empty() {
-        println!(
-            "backward stages (dQ, dK and dV from dO, after the forward of the stage they build on: `flashlab stage N`, `--deterministic`, `flashlab bench --backward`): stage {}",
-            backward.join(", ")
-        );
-    }
+    // A line for each kind of stage that has its own commands, naming its stages.
+    let footnote = |what: &str, keep: fn(&StageRow) -> bool| {
+        let numbers: Vec<String> = rows
+            .iter()
+            .filter(|r| keep(r))
+            .map(|r| r.number.to_string())
+            .collect();
+        if !numbers.is_empty() {
+            println!("{what}: stage {}", numbers.join(", "));
+        }
+    };
+    footnote(
+        "timeline kernels (`flashlab timeline N`, a measured Gantt chart)",
+        |r| r.timeline,
+    );
+    footnote(
+        "decode stages (new query rows against a K/V cache: `flashlab stage N --seqlen-q 1 --cache-lens 8192`, `flashlab bench --decode`)",
+        |r| r.workload == "decode",
+    );
+    footnote(
+        "backward stages (dQ, dK and dV from dO, after the forward of the stage they build on: `flashlab stage N`, `--deterministic`, `flashlab bench --backward`)",
+        |r| r.workload == "backward",
+    );
     if rows.iter().any(|r| !r.compiled) {
         println!("\nkernels not compiled (no nvcc when built): run `just cuda`, then rebuild");
     }
