@@ -492,7 +492,7 @@ fn backward_products_are_the_kernels_five_at_its_tile_sizes() {
     // What the caption says of the warps: each owns the m16 rows of its keys' products,
     // and takes 16 of dQ's rows by a slice of its columns (the kernel asserts both).
     assert_eq!(BLOCK_KV, WARPS * 16);
-    assert!(BLOCK_Q % 16 == 0 && WARPS % (BLOCK_Q / 16) == 0);
+    const { assert!(BLOCK_Q % 16 == 0 && WARPS % (BLOCK_Q / 16) == 0) };
     let products = backward::products();
     let labels: Vec<String> = products.iter().map(|p| p.label()).collect();
     assert_eq!(

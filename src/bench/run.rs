@@ -112,7 +112,7 @@ pub fn run(config: &BenchConfig) -> Result<i32> {
     let fp8 = stages
         .iter()
         .filter_map(|s| s.workload().prefill().ok())
-        .any(|s| harness::fp8::is_fp8(s));
+        .any(harness::fp8::is_fp8);
     let baselines = match probe {
         None => Baselines::NotRequested,
         Some(Err(why)) => Baselines::Skipped { reason: why },
