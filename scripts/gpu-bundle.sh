@@ -11,7 +11,7 @@ mkdir -p "$out/tests"
 
 # Progress shows: the first release build of the CLI and the test binaries takes minutes.
 cargo build --release --bin flashlab
-cp target/release/flashlab "$out/"
+cp "${CARGO_TARGET_DIR:-target}/release/flashlab" "$out/"
 
 # The GPU tests: the stage crates' integration tests (their `gpu` grids and probes) and
 # the workspace's cross-stage GPU test of the timeline kernels (flashlab's `timeline`),
