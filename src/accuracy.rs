@@ -60,6 +60,26 @@ pub struct AccuracyArgs {
     /// stage beside the FP8 stages.
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub stages: Vec<u32>,
+    /// Instead of the table of casts: P V summed in a model of an FP8 tensor core's
+    /// accumulator that keeps this many significant bits at the largest term of each 32-key
+    /// step (`reference::fp8_attention::Accumulator`; DeepSeek-V3 reports about 14 on Hopper),
+    /// once over all the keys and once restarted every 128 keys and added into an exact O
+    /// (stage 20's fold), at each of `--seqlens`, on flashlab's inputs (mean 0.5) and on
+    /// N(0, 1) ones, one head, scales per head. Each line is O's relative error on `--rows`
+    /// sampled query rows. CPU only.
+    #[arg(long, value_name = "BITS", conflicts_with_all = ["stages", "from", "plot"])]
+    pub accumulator_bits: Option<u32>,
+    /// The sequence lengths of `--accumulator-bits`.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1024,2048,4096,8192,16384",
+        value_name = "N,N,..."
+    )]
+    pub seqlens: Vec<usize>,
+    /// The query rows `--accumulator-bits` samples, spread evenly over the sequence.
+    #[arg(long, default_value_t = 64)]
+    pub rows: usize,
 }
 
 /// One computation on one kind of input: its error against exact f64 attention.
@@ -468,7 +488,144 @@ pub fn plot(rows: &[ErrorRow], subtitle: &str, path: &std::path::Path) -> Result
     Ok(())
 }
 
+/// One line of `--accumulator-bits`: O's relative error (Frobenius, on the sampled rows)
+/// against exact attention, three ways of summing P V.
+#[derive(Serialize, Debug, Clone)]
+pub struct AccumulatorRow {
+    pub inputs: &'static str,
+    pub seqlen: usize,
+    /// The casts alone, P V summed exactly (`reference::fp8_attention`'s emulation).
+    pub exact_sum: f64,
+    /// One modelled accumulator over all the keys.
+    pub one_accumulator: f64,
+    /// A fresh modelled accumulator every 128 keys, each added into an exact O.
+    pub folded_every_128: f64,
+}
+
+/// `--accumulator-bits`: every line of the accumulator table.
+pub fn measure_accumulator(args: &AccuracyArgs, bits: u32) -> Result<Vec<AccumulatorRow>> {
+    use reference::fp8_attention::{Accumulator, attention_fp8_rows_accumulated};
+    use reference::oracle::{RowId, attention_rows};
+    if !(1..=40).contains(&bits) {
+        bail!(
+            "--accumulator-bits {bits} is not supported: the model keeps 1 to 40 significant bits (f32 keeps 24)"
+        );
+    }
+    if args.rows == 0 || args.seqlens.contains(&0) || args.dim == 0 {
+        bail!("--rows, --dim and every one of --seqlens must be at least 1");
+    }
+    let mask = if args.causal {
+        Mask::causal()
+    } else {
+        Mask::None
+    };
+    let scale = 1.0 / (args.dim as f64).sqrt();
+    let recipe = Fp8Recipe {
+        granularity: Granularity::PerHead,
+        incoherent: None,
+    };
+    let mut out = Vec::new();
+    for (kind, mean) in [
+        ("mean 0.5 (flashlab's inputs)", 0.5),
+        ("N(0, 1) (FlashAttention-3's)", 0.0),
+    ] {
+        for &n in &args.seqlens {
+            let shape = Shape::new(1, 1, 1, n, n, args.dim);
+            let [q, k, v] = inputs(&shape, args.seed, 0.0, 1.0)
+                .map(|x| x.into_iter().map(|x| x + mean).collect::<Vec<f64>>());
+            let count = args.rows.min(n);
+            let rows: Vec<RowId> = (0..count)
+                .map(|i| RowId {
+                    batch: 0,
+                    head: 0,
+                    row: (2 * i + 1) * n / (2 * count),
+                })
+                .collect();
+            let flat = |r: Vec<reference::oracle::RowResult>| -> Vec<f64> {
+                r.into_iter().flat_map(|r| r.o).collect()
+            };
+            let exact = flat(attention_rows(
+                &q,
+                &k,
+                &v,
+                &shape,
+                &mask,
+                scale,
+                &rows,
+                reference::Precision::F64,
+            ));
+            let error = |accumulator: Option<Accumulator>| {
+                let o = flat(attention_fp8_rows_accumulated(
+                    &q,
+                    &k,
+                    &v,
+                    &shape,
+                    &mask,
+                    scale,
+                    recipe,
+                    &rows,
+                    accumulator,
+                ));
+                let diff: f64 = o.iter().zip(&exact).map(|(a, b)| (a - b).powi(2)).sum();
+                let norm: f64 = exact.iter().map(|b| b * b).sum();
+                (diff / norm).sqrt()
+            };
+            out.push(AccumulatorRow {
+                inputs: kind,
+                seqlen: n,
+                exact_sum: error(None),
+                one_accumulator: error(Some(Accumulator {
+                    bits,
+                    fold_keys: None,
+                })),
+                folded_every_128: error(Some(Accumulator {
+                    bits,
+                    fold_keys: Some(128),
+                })),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The accumulator table as markdown, a block of lines per kind of input.
+pub fn accumulator_table(rows: &[AccumulatorRow], bits: u32) -> String {
+    let mut out = format!(
+        "| inputs | keys | P V summed exactly | one {bits}-bit accumulator | a fresh one every 128 keys, folded |\n|---|--:|--:|--:|--:|\n"
+    );
+    for r in rows {
+        out += &format!(
+            "| {} | {} | {:.2e} | {:.2e} | {:.2e} |\n",
+            r.inputs, r.seqlen, r.exact_sum, r.one_accumulator, r.folded_every_128
+        );
+    }
+    out
+}
+
+fn run_accumulator(args: &AccuracyArgs, bits: u32) -> Result<i32> {
+    let rows = measure_accumulator(args, bits)?;
+    println!(
+        "O's relative error (Frobenius) against exact f64 attention, {} sampled query rows, one head, dim {}{}, seed {}, FP8 E4M3 with a scale per head; P V summed in a model of an FP8 tensor core's accumulator that keeps {bits} significant bits at the largest term of each 32-key step\n",
+        args.rows,
+        args.dim,
+        if args.causal { " causal" } else { "" },
+        args.seed
+    );
+    print!("{}", accumulator_table(&rows, bits));
+    println!(
+        "\nA model, not the hardware (reference::fp8_attention::Accumulator): with inputs of mean 0.5 P V's products mostly share a sign, so the bits each step drops add up as the keys grow; a fresh accumulator every 128 keys, added into an exact O (stage 20's fold), keeps the error at the casts' own."
+    );
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;
+        println!("wrote {}", path.display());
+    }
+    Ok(0)
+}
+
 pub fn run(args: AccuracyArgs) -> Result<i32> {
+    if let Some(bits) = args.accumulator_bits {
+        return run_accumulator(&args, bits);
+    }
     let rows = match &args.from {
         Some(path) => read_rows(path)?,
         None => measure(&args)?,

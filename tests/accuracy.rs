@@ -1,7 +1,9 @@
 //! `flashlab accuracy` on a small shape: the relations its table exists to show, with the
 //! values asserted (no GPU involved: the computations are the CPU oracle's).
 
-use flashlab::accuracy::{AccuracyArgs, ErrorRow, measure, plot, table};
+use flashlab::accuracy::{
+    AccuracyArgs, ErrorRow, accumulator_table, measure, measure_accumulator, plot, table,
+};
 
 fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
     AccuracyArgs {
@@ -18,6 +20,9 @@ fn args(seqlen: usize, dim: usize) -> AccuracyArgs {
         stages: Vec::new(),
         plot: None,
         from: None,
+        accumulator_bits: None,
+        seqlens: Vec::new(),
+        rows: 64,
     }
 }
 
@@ -91,4 +96,34 @@ fn the_plot_draws_every_line_of_the_table() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--accumulator-bits 14`: on flashlab's inputs (mean 0.5) one accumulator over all the
+/// keys errs more the more keys there are, and the fold keeps the casts' error; on zero-mean
+/// inputs the dropped bits cancel.
+#[test]
+fn the_accumulator_table_shows_the_fold_at_work() {
+    let mut a = args(0, 32);
+    a.seqlens = vec![512, 2048];
+    a.rows = 8;
+    let rows = measure_accumulator(&a, 14).unwrap();
+    assert_eq!(rows.len(), 4, "two lengths on two kinds of input");
+    let (short, long) = (&rows[0], &rows[1]);
+    assert!(short.inputs.starts_with("mean 0.5") && (short.seqlen, long.seqlen) == (512, 2048));
+    assert!(
+        long.one_accumulator > 1.5 * short.one_accumulator,
+        "{short:?} {long:?}"
+    );
+    assert!(
+        long.one_accumulator > 2.0 * long.folded_every_128
+            && long.folded_every_128 < 1.5 * long.exact_sum,
+        "{long:?}"
+    );
+    let zero_mean = &rows[3];
+    assert!(
+        zero_mean.one_accumulator < 1.5 * zero_mean.exact_sum,
+        "{zero_mean:?}"
+    );
+    let md = accumulator_table(&rows, 14);
+    assert_eq!(md.lines().count(), 2 + 4, "{md}");
 }

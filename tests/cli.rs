@@ -534,3 +534,37 @@ fn decode_bench_takes_a_head_dim_the_decode_stages_build() {
         "{err}"
     );
 }
+
+/// `flashlab accuracy --accumulator-bits`: the accumulator model's table on the CPU, and its
+/// bad input refused by name.
+#[test]
+fn accuracy_models_the_fp8_accumulator_on_the_cpu() {
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "accuracy",
+            "--accumulator-bits",
+            "14",
+            "--seqlens",
+            "256,512",
+            "--rows",
+            "4",
+            "--dim",
+            "32",
+        ])
+        .output()
+        .unwrap();
+    let stdout = stdout_of_success(&out);
+    assert!(stdout.contains("| one 14-bit accumulator |"), "{stdout}");
+    for line in [
+        "| mean 0.5 (flashlab's inputs) | 512 |",
+        "| N(0, 1) (FlashAttention-3's) | 256 |",
+    ] {
+        assert!(stdout.contains(line), "{stdout}");
+    }
+    let (code, stderr) = flashlab(&["accuracy", "--accumulator-bits", "0"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("1 to 40 significant bits"), "{stderr}");
+    let (code, stderr) = flashlab(&["accuracy", "--accumulator-bits", "14", "--stages", "20"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--stages"), "{stderr}");
+}

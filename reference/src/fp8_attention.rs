@@ -22,6 +22,12 @@
 //! A kernel's online softmax rounds P against the running max instead of the final one;
 //! the emulation uses the final max, which changes which P values share a binade, not the
 //! size of the rounding error.
+//!
+//! Step 5's sum is exact here. A Hopper FP8 tensor core's is not: it adds into its
+//! accumulator with fewer bits than f32 keeps (DeepSeek-V3's report, section 3.3.2: about
+//! 14). [`attention_fp8_rows_accumulated`] models that with an [`Accumulator`], to show on a
+//! CPU what it does to O over many keys, and what adding each tile's sum into an exact O
+//! (stage 20's fold) saves.
 
 use crate::dtype::LowPrecision;
 use crate::fp8::Fp8Format;
@@ -64,6 +70,41 @@ pub struct Fp8Recipe {
 
 /// 2^8: P is multiplied by it before the cast to E4M3 and divided by it after.
 pub const P_SCALE: f64 = 256.0;
+
+/// Keys one FP8 `wgmma` adds into its accumulator (the k of m64nNk32).
+pub const K_STEP: usize = 32;
+
+/// A model of an FP8 tensor core's accumulator, for P V. Each `wgmma` adds `K_STEP`
+/// products to the accumulator; the model aligns the products and the accumulator to the
+/// largest exponent `e` among them, keeps `bits` significant bits at that exponent (drops
+/// every bit below `2^(e + 1 - bits)`, truncating towards zero), and adds what is left
+/// exactly. It is a model, not the hardware's documented behaviour (NVIDIA documents
+/// none): `bits` is the free parameter, which DeepSeek-V3 puts at about 14.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accumulator {
+    /// Significant bits kept, the leading one included (f32 keeps 24).
+    pub bits: u32,
+    /// `Some(n)`: the accumulator starts from zero every `n` keys (a K/V tile) and its sum is
+    /// added into O exactly, as stage 20's fold adds each tile's P V in f32; `None`: one
+    /// accumulator over all the keys.
+    pub fold_keys: Option<usize>,
+}
+
+/// `terms` added as [`Accumulator`] models one step: aligned to the largest exponent `e`
+/// among them, truncated towards zero below `2^(e + 1 - bits)`, then summed exactly (for
+/// `bits` up to 40 the sum of a few dozen such terms is exact in f64).
+pub fn aligned_sum(terms: &[f64], bits: u32) -> f64 {
+    assert!(
+        (1..=40).contains(&bits),
+        "the model keeps 1 to 40 significant bits, not {bits}"
+    );
+    let largest = terms.iter().fold(0.0f64, |m, t| m.max(t.abs()));
+    if largest == 0.0 {
+        return 0.0;
+    }
+    let quantum = (largest.log2().floor() + 1.0 - f64::from(bits)).exp2();
+    terms.iter().map(|t| (t / quantum).trunc() * quantum).sum()
+}
 
 /// The random signs of incoherent processing for head dim `d`: entry `i` is ±1, from a
 /// SplitMix64 stream of `seed` (fixed, so Q and K get the same matrix).
@@ -183,6 +224,23 @@ pub fn attention_fp8_rows(
     recipe: Fp8Recipe,
     rows: &[RowId],
 ) -> Vec<RowResult> {
+    attention_fp8_rows_accumulated(q, k, v, shape, mask, scale, recipe, rows, None)
+}
+
+/// [`attention_fp8_rows`] with P V summed as `accumulator` models an FP8 tensor core's
+/// accumulator (`None`: exactly): each row's P V a `K_STEP` of keys at a time, from key 0.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_fp8_rows_accumulated(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+    rows: &[RowId],
+    accumulator: Option<Accumulator>,
+) -> Vec<RowResult> {
     shape.check_inputs(q, k, v);
     let d = shape.head_dim;
     let (mut q, mut k) = (q.to_vec(), k.to_vec());
@@ -200,9 +258,18 @@ pub fn attention_fp8_rows(
     let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
     let v8 = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
     let unquantized = Some((q.as_slice(), k.as_slice()));
-    flash_style_rows(&q8, &k8, &v8, shape, mask, scale, rows, unquantized, |p| {
-        Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE
-    })
+    flash_style_rows(
+        &q8,
+        &k8,
+        &v8,
+        shape,
+        mask,
+        scale,
+        rows,
+        unquantized,
+        accumulator,
+        |p| Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE,
+    )
 }
 
 /// Attention as a bf16 flash kernel computes it: Q, K and V in bf16, S and the softmax in
@@ -236,7 +303,7 @@ fn flash_style(
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Attention {
     let rows = all_rows(shape);
-    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, None, round_p);
+    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, None, None, round_p);
     Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
 }
 
@@ -257,6 +324,7 @@ fn flash_style_rows(
     scale: f64,
     rows: &[RowId],
     unquantized: Option<(&[f64], &[f64])>,
+    accumulator: Option<Accumulator>,
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Vec<RowResult> {
     let d = shape.head_dim;
@@ -287,14 +355,22 @@ fn flash_style_rows(
                 let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 let mut o = vec![0.0; d];
                 let mut l = 0.0;
-                for (j, s) in keys.zip(&scores) {
+                let mut ps = Vec::with_capacity(scores.len());
+                for (j, s) in keys.clone().zip(&scores) {
                     let e = (s - m).exp();
                     l += e;
                     let p = round_p(e);
-                    let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
-                    for (o, x) in o.iter_mut().zip(vj) {
-                        *o += p * x;
+                    ps.push(p);
+                    if accumulator.is_none() {
+                        let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
+                        for (o, x) in o.iter_mut().zip(vj) {
+                            *o += p * x;
+                        }
                     }
+                }
+                if let Some(acc) = accumulator {
+                    let value = |j: usize, c: usize| v[shape.kv_index(b, j, hk, c)];
+                    accumulate(&mut o, &ps, keys.start, value, acc);
                 }
                 let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
                 let lse_spread = unquantized.map_or(0.0, |(q0, k0)| {
@@ -323,4 +399,39 @@ fn flash_style_rows(
             },
         )
         .collect()
+}
+
+/// `o[c] = Σ_j ps[j - first] · value(j, c)` over the keys `first ..`, summed as `acc`
+/// models: a step at every multiple of [`K_STEP`] keys, and with `fold_keys` an exact add
+/// of the accumulator into `o` and a fresh one at every multiple of it.
+fn accumulate(
+    o: &mut [f64],
+    ps: &[f64],
+    first: usize,
+    value: impl Fn(usize, usize) -> f64,
+    acc: Accumulator,
+) {
+    assert!(
+        acc.fold_keys.is_none_or(|n| n > 0 && n % K_STEP == 0),
+        "a fold every {:?} keys: it must be a multiple of the {K_STEP} keys of one step",
+        acc.fold_keys
+    );
+    let end = first + ps.len();
+    let mut terms = Vec::with_capacity(K_STEP + 1);
+    for (c, o) in o.iter_mut().enumerate() {
+        let mut sum = 0.0;
+        let mut j = first;
+        while j < end {
+            let step_end = ((j / K_STEP + 1) * K_STEP).min(end);
+            terms.clear();
+            terms.push(sum);
+            terms.extend((j..step_end).map(|jj| ps[jj - first] * value(jj, c)));
+            sum = aligned_sum(&terms, acc.bits);
+            j = step_end;
+            if acc.fold_keys.is_some_and(|n| j % n == 0) || j == end {
+                *o += sum;
+                sum = 0.0;
+            }
+        }
+    }
 }

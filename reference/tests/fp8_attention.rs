@@ -4,8 +4,10 @@
 use proptest::prelude::*;
 use reference::fp8::{Fp8Format, fake_quantize};
 use reference::fp8_attention::{
-    Fp8Recipe, Granularity, P_SCALE, attention_fp8, fake_quantize_bshd, random_signs, rotate_rows,
+    Accumulator, Fp8Recipe, Granularity, P_SCALE, aligned_sum, attention_fp8,
+    attention_fp8_rows_accumulated, fake_quantize_bshd, random_signs, rotate_rows,
 };
+use reference::oracle::{RowId, attention_rows};
 use reference::{Mask, Shape, attention};
 
 /// Deterministic normal samples (SplitMix64 and Box-Muller): the tests need fixed inputs.
@@ -205,4 +207,131 @@ fn fully_masked_rows_give_zero() {
             assert!(o.iter().all(|x| x.is_finite()), "row {i}: {o:?}");
         }
     }
+}
+
+/// The accumulator model's one step, by hand: terms aligned to the largest exponent, each
+/// cut towards zero below the kept significant bits, then added exactly.
+#[test]
+fn aligned_sum_by_hand() {
+    // 1.5 = 1.1b: 2 significant bits at exponent 0 keep multiples of 0.5.
+    assert_eq!(aligned_sum(&[1.5, 0.75], 2), 1.5 + 0.5);
+    assert_eq!(aligned_sum(&[1.5, -0.75], 2), 1.5 - 0.5);
+    // 14 bits at exponent 0 keep multiples of 2^-13: 2^-14 is dropped, 2^-13 is kept.
+    assert_eq!(aligned_sum(&[1.0, 2f64.powi(-14)], 14), 1.0);
+    assert_eq!(
+        aligned_sum(&[1.0, 2f64.powi(-13)], 14),
+        1.0 + 2f64.powi(-13)
+    );
+    // The largest term sets the exponent whatever its place; zeros add nothing.
+    assert_eq!(aligned_sum(&[0.0, 3.0e-5, 1024.0], 14), 1024.0);
+    assert_eq!(aligned_sum(&[0.0, 0.0], 14), 0.0);
+    // 40 bits keep every term of this sum exactly (multiples of 2^-3 at exponent 10).
+    let terms = [0.125, 0.25, 0.375, 1024.0];
+    assert_eq!(aligned_sum(&terms, 40), terms.iter().sum::<f64>());
+}
+
+/// O's relative error (Frobenius) over `rows` for one way of summing P V, inputs of the
+/// given mean.
+fn accumulated_error(seqlen: usize, mean: f64, accumulator: Option<Accumulator>) -> f64 {
+    let d = 32;
+    let shape = Shape::new(1, 1, 1, seqlen, seqlen, d);
+    let shifted = |seed| -> Vec<f64> {
+        normals(seqlen * d, seed)
+            .into_iter()
+            .map(|x| x + mean)
+            .collect()
+    };
+    let (q, k, v) = (shifted(1), shifted(2), shifted(3));
+    let rows: Vec<RowId> = (0..8)
+        .map(|i| RowId {
+            batch: 0,
+            head: 0,
+            row: (2 * i + 1) * seqlen / 16,
+        })
+        .collect();
+    let scale = 1.0 / (d as f64).sqrt();
+    let recipe = Fp8Recipe {
+        granularity: Granularity::PerHead,
+        incoherent: None,
+    };
+    let exact: Vec<f64> = attention_rows(
+        &q,
+        &k,
+        &v,
+        &shape,
+        &Mask::None,
+        scale,
+        &rows,
+        reference::Precision::F64,
+    )
+    .into_iter()
+    .flat_map(|r| r.o)
+    .collect();
+    let o: Vec<f64> = attention_fp8_rows_accumulated(
+        &q,
+        &k,
+        &v,
+        &shape,
+        &Mask::None,
+        scale,
+        recipe,
+        &rows,
+        accumulator,
+    )
+    .into_iter()
+    .flat_map(|r| r.o)
+    .collect();
+    let diff: f64 = o.iter().zip(&exact).map(|(a, b)| (a - b).powi(2)).sum();
+    (diff / exact.iter().map(|b| b * b).sum::<f64>()).sqrt()
+}
+
+/// Stage 20's finding, on the CPU (book: "Stage 20: FP8", "The accumulator's precision"):
+/// with inputs of mean 0.5, one 14-bit accumulator over all the keys errs in proportion to
+/// the keys, while a fresh one every 128 keys, added into an exact O, errs as the casts do.
+/// With zero-mean inputs the dropped bits have both signs and cancel.
+#[test]
+fn a_short_accumulator_errs_with_the_keys_unless_folded() {
+    let one = |bits| {
+        Some(Accumulator {
+            bits,
+            fold_keys: None,
+        })
+    };
+    let folded = Some(Accumulator {
+        bits: 14,
+        fold_keys: Some(128),
+    });
+    // 40 bits: the model's sum is the exact one.
+    let (exact, wide) = (
+        accumulated_error(1024, 0.5, None),
+        accumulated_error(1024, 0.5, one(40)),
+    );
+    assert!(
+        (wide - exact).abs() < 1e-9 * exact,
+        "{wide} against {exact}"
+    );
+    let (short, long) = (
+        accumulated_error(1024, 0.5, one(14)),
+        accumulated_error(4096, 0.5, one(14)),
+    );
+    assert!(
+        long > 2.0 * short,
+        "4096 keys {long:.3e}, 1024 keys {short:.3e}"
+    );
+    let (cast, fold) = (
+        accumulated_error(4096, 0.5, None),
+        accumulated_error(4096, 0.5, folded),
+    );
+    assert!(
+        long > 3.0 * fold && fold < 1.5 * cast,
+        "one {long:.3e}, folded {fold:.3e}, casts {cast:.3e}"
+    );
+    let (cast0, one0) = (
+        accumulated_error(4096, 0.0, None),
+        accumulated_error(4096, 0.0, one(14)),
+    );
+    assert!(
+        one0 < 1.5 * cast0,
+        "zero-mean: one {one0:.3e}, casts {cast0:.3e}"
+    );
 }
