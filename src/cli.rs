@@ -73,7 +73,8 @@ pub enum Command {
     /// What FP8 costs in accuracy: O's error against exact attention for the bf16 math and
     /// for FP8 (E4M3) with per-tensor, per-head or per-block scales and incoherent
     /// processing, on normal and outlier inputs (emulated on the CPU; `--stages 19,20,21`
-    /// also measures those stages' outputs on the GPU).
+    /// also measures those stages' outputs on the GPU; `--accumulator-bits 14` models the FP8
+    /// tensor core's accumulator instead).
     Accuracy(crate::accuracy::AccuracyArgs),
     /// Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
     #[command(long_about = TIMELINE_ABOUT)]
