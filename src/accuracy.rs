@@ -500,6 +500,45 @@ pub struct AccumulatorRow {
     pub one_accumulator: f64,
     /// A fresh modelled accumulator every 128 keys, each added into an exact O.
     pub folded_every_128: f64,
+    /// One modelled accumulator over all the keys, V's column means taken out before the
+    /// cast and added back to O at the end.
+    pub one_accumulator_v_centred: f64,
+}
+
+/// The kinds of input of `--accumulator-bits`: flashlab's, FlashAttention-3's, and one
+/// where the keys Q prefers have V's of another mean than the rest.
+pub const ACCUMULATOR_INPUTS: [&str; 3] = [
+    "mean 0.5 (flashlab's inputs)",
+    "N(0, 1) (FlashAttention-3's)",
+    "preferred keys' V off the mean",
+];
+
+/// Q, K and V of one kind of [`ACCUMULATOR_INPUTS`], each entry N(mean, 1): means 0.5, or 0;
+/// or, for the third, Q's 0.5, K's 0.8 on the first half of the keys and 0.5 on the rest
+/// (so Q's scores favour the first half), and V's +1 on the first half and -1 on the rest
+/// (so O sits near +1, far from V's column means near 0).
+fn accumulator_inputs(kind: &str, shape: &Shape, seed: u64) -> [Vec<f64>; 3] {
+    let [q, k, v] = inputs(shape, seed, 0.0, 1.0);
+    let (d, half) = (shape.head_dim, shape.seqlen_k / 2);
+    let shift = |x: Vec<f64>, mean: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        x.into_iter()
+            .enumerate()
+            .map(|(i, x)| x + mean(i / d))
+            .collect()
+    };
+    if kind == ACCUMULATOR_INPUTS[2] {
+        return [
+            shift(q, &|_| 0.5),
+            shift(k, &|key| if key < half { 0.8 } else { 0.5 }),
+            shift(v, &|key| if key < half { 1.0 } else { -1.0 }),
+        ];
+    }
+    let mean = if kind == ACCUMULATOR_INPUTS[0] {
+        0.5
+    } else {
+        0.0
+    };
+    [q, k, v].map(|x| shift(x, &|_| mean))
 }
 
 /// `--accumulator-bits`: every line of the accumulator table.
@@ -525,14 +564,10 @@ pub fn measure_accumulator(args: &AccuracyArgs, bits: u32) -> Result<Vec<Accumul
         incoherent: None,
     };
     let mut out = Vec::new();
-    for (kind, mean) in [
-        ("mean 0.5 (flashlab's inputs)", 0.5),
-        ("N(0, 1) (FlashAttention-3's)", 0.0),
-    ] {
+    for kind in ACCUMULATOR_INPUTS {
         for &n in &args.seqlens {
             let shape = Shape::new(1, 1, 1, n, n, args.dim);
-            let [q, k, v] = inputs(&shape, args.seed, 0.0, 1.0)
-                .map(|x| x.into_iter().map(|x| x + mean).collect::<Vec<f64>>());
+            let [q, k, v] = accumulator_inputs(kind, &shape, args.seed);
             let count = args.rows.min(n);
             let rows: Vec<RowId> = (0..count)
                 .map(|i| RowId {
@@ -577,10 +612,17 @@ pub fn measure_accumulator(args: &AccuracyArgs, bits: u32) -> Result<Vec<Accumul
                 one_accumulator: error(Some(Accumulator {
                     bits,
                     fold_keys: None,
+                    center_v: false,
                 })),
                 folded_every_128: error(Some(Accumulator {
                     bits,
                     fold_keys: Some(128),
+                    center_v: false,
+                })),
+                one_accumulator_v_centred: error(Some(Accumulator {
+                    bits,
+                    fold_keys: None,
+                    center_v: true,
                 })),
             });
         }
@@ -591,12 +633,17 @@ pub fn measure_accumulator(args: &AccuracyArgs, bits: u32) -> Result<Vec<Accumul
 /// The accumulator table as markdown, a block of lines per kind of input.
 pub fn accumulator_table(rows: &[AccumulatorRow], bits: u32) -> String {
     let mut out = format!(
-        "| inputs | keys | P V summed exactly | one {bits}-bit accumulator | a fresh one every 128 keys, folded |\n|---|--:|--:|--:|--:|\n"
+        "| inputs | keys | P V summed exactly | one {bits}-bit accumulator | a fresh one every 128 keys, folded | one, V centred |\n|---|--:|--:|--:|--:|--:|\n"
     );
     for r in rows {
         out += &format!(
-            "| {} | {} | {:.2e} | {:.2e} | {:.2e} |\n",
-            r.inputs, r.seqlen, r.exact_sum, r.one_accumulator, r.folded_every_128
+            "| {} | {} | {:.2e} | {:.2e} | {:.2e} | {:.2e} |\n",
+            r.inputs,
+            r.seqlen,
+            r.exact_sum,
+            r.one_accumulator,
+            r.folded_every_128,
+            r.one_accumulator_v_centred
         );
     }
     out
@@ -613,7 +660,7 @@ fn run_accumulator(args: &AccuracyArgs, bits: u32) -> Result<i32> {
     );
     print!("{}", accumulator_table(&rows, bits));
     println!(
-        "\nA model, not the hardware (reference::fp8_attention::Accumulator): with inputs of mean 0.5 P V's products mostly share a sign, so the bits each step drops add up as the keys grow; a fresh accumulator every 128 keys, added into an exact O (stage 20's fold), keeps the error at the casts' own."
+        "\nA model, not the hardware (reference::fp8_attention::Accumulator): with inputs of mean 0.5 P V's products mostly share a sign, so the bits each step drops add up as the keys grow; a fresh accumulator every 128 keys, added into an exact O (stage 20's fold), keeps the error at the casts' own. Centring V (its column means out before the cast, back into O at the end) removes the common sign on such inputs, but not where the keys Q prefers have V's off the means (the third kind): only the fold helps in every case."
     );
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&rows)? + "\n")?;

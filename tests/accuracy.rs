@@ -99,24 +99,26 @@ fn the_plot_draws_every_line_of_the_table() {
 }
 
 /// `--accumulator-bits 14`: on flashlab's inputs (mean 0.5) one accumulator over all the
-/// keys errs more the more keys there are, and the fold keeps the casts' error; on zero-mean
-/// inputs the dropped bits cancel.
+/// keys errs more the more keys there are, and both the fold and V centred keep the casts'
+/// error; on zero-mean inputs the dropped bits cancel; where the keys Q prefers have V's
+/// off the column means, centring does not help and the fold still does.
 #[test]
 fn the_accumulator_table_shows_the_fold_at_work() {
     let mut a = args(0, 32);
-    a.seqlens = vec![512, 2048];
+    a.seqlens = vec![512, 4096];
     a.rows = 8;
     let rows = measure_accumulator(&a, 14).unwrap();
-    assert_eq!(rows.len(), 4, "two lengths on two kinds of input");
+    assert_eq!(rows.len(), 6, "two lengths on three kinds of input");
     let (short, long) = (&rows[0], &rows[1]);
-    assert!(short.inputs.starts_with("mean 0.5") && (short.seqlen, long.seqlen) == (512, 2048));
+    assert!(short.inputs.starts_with("mean 0.5") && (short.seqlen, long.seqlen) == (512, 4096));
     assert!(
         long.one_accumulator > 1.5 * short.one_accumulator,
         "{short:?} {long:?}"
     );
     assert!(
         long.one_accumulator > 2.0 * long.folded_every_128
-            && long.folded_every_128 < 1.5 * long.exact_sum,
+            && long.folded_every_128 < 1.5 * long.exact_sum
+            && long.one_accumulator_v_centred < 1.5 * long.exact_sum,
         "{long:?}"
     );
     let zero_mean = &rows[3];
@@ -124,6 +126,12 @@ fn the_accumulator_table_shows_the_fold_at_work() {
         zero_mean.one_accumulator < 1.5 * zero_mean.exact_sum,
         "{zero_mean:?}"
     );
+    let off_mean = &rows[5];
+    assert!(
+        off_mean.one_accumulator_v_centred > 2.0 * off_mean.folded_every_128
+            && off_mean.folded_every_128 < 1.5 * off_mean.exact_sum,
+        "{off_mean:?}"
+    );
     let md = accumulator_table(&rows, 14);
-    assert_eq!(md.lines().count(), 2 + 4, "{md}");
+    assert_eq!(md.lines().count(), 2 + 6, "{md}");
 }

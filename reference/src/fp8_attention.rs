@@ -88,6 +88,10 @@ pub struct Accumulator {
     /// added into O exactly, as stage 20's fold adds each tile's P V in f32; `None`: one
     /// accumulator over all the keys.
     pub fold_keys: Option<usize>,
+    /// V centred: the preparation subtracts each column's mean over the keys of its
+    /// (batch, K/V head) from V before the cast, and O gets it back exactly at the end
+    /// (`Σ_j P_j μ = l μ`), so the products the accumulator adds have both signs.
+    pub center_v: bool,
 }
 
 /// `terms` added as [`Accumulator`] models one step: aligned to the largest exponent `e`
@@ -256,8 +260,25 @@ pub fn attention_fp8_rows_accumulated(
     let g = recipe.granularity;
     let q8 = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
     let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
-    let v8 = fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    let means = accumulator
+        .is_some_and(|a| a.center_v)
+        .then(|| column_means(v, shape));
+    let v8 = match &means {
+        None => fake_quantize_bshd(v, shape.batch, shape.seqlen_k, shape.kv_heads, d, g),
+        Some(mu) => {
+            let centred: Vec<f64> = v
+                .iter()
+                .enumerate()
+                .map(|(i, x)| x - mu[mean_index(shape, i)])
+                .collect();
+            fake_quantize_bshd(&centred, shape.batch, shape.seqlen_k, shape.kv_heads, d, g)
+        }
+    };
     let unquantized = Some((q.as_slice(), k.as_slice()));
+    let sum = Summation {
+        accumulator,
+        v_offset: means.as_deref(),
+    };
     flash_style_rows(
         &q8,
         &k8,
@@ -267,9 +288,37 @@ pub fn attention_fp8_rows_accumulated(
         scale,
         rows,
         unquantized,
-        accumulator,
+        sum,
         |p| Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE,
     )
+}
+
+/// Each column's mean of V over the keys of its (batch, K/V head): `[batch][kv_head][d]`.
+fn column_means(v: &[f64], shape: &Shape) -> Vec<f64> {
+    let mut mu = vec![0.0; shape.batch * shape.kv_heads * shape.head_dim];
+    for (i, x) in v.iter().enumerate() {
+        mu[mean_index(shape, i)] += x;
+    }
+    for m in &mut mu {
+        *m /= shape.seqlen_k.max(1) as f64;
+    }
+    mu
+}
+
+/// Where element `i` of a `[batch][seqlen_k][kv_head][d]` tensor finds its column's mean.
+fn mean_index(shape: &Shape, i: usize) -> usize {
+    let (d, kvh) = (shape.head_dim, shape.kv_heads);
+    let (c, hk) = (i % d, (i / d) % kvh);
+    let b = i / (d * kvh * shape.seqlen_k);
+    (b * kvh + hk) * d + c
+}
+
+/// How [`flash_style_rows`] sums P V: exactly or as an [`Accumulator`] models it, and
+/// what it adds to O at the end (V's column means, where V was centred).
+#[derive(Clone, Copy, Default)]
+struct Summation<'a> {
+    accumulator: Option<Accumulator>,
+    v_offset: Option<&'a [f64]>,
 }
 
 /// Attention as a bf16 flash kernel computes it: Q, K and V in bf16, S and the softmax in
@@ -303,7 +352,8 @@ fn flash_style(
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Attention {
     let rows = all_rows(shape);
-    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, None, None, round_p);
+    let none = Summation::default();
+    let results = flash_style_rows(q, k, v, shape, mask, scale, &rows, None, none, round_p);
     Attention::from_rows(shape, &rows, results.into_iter().map(|r| (r.o, r.lse)))
 }
 
@@ -324,9 +374,10 @@ fn flash_style_rows(
     scale: f64,
     rows: &[RowId],
     unquantized: Option<(&[f64], &[f64])>,
-    accumulator: Option<Accumulator>,
+    sum: Summation,
     round_p: impl Fn(f64) -> f64 + Sync,
 ) -> Vec<RowResult> {
+    let accumulator = sum.accumulator;
     let d = shape.head_dim;
     rows.par_iter()
         .map(
@@ -372,7 +423,15 @@ fn flash_style_rows(
                     let value = |j: usize, c: usize| v[shape.kv_index(b, j, hk, c)];
                     accumulate(&mut o, &ps, keys.start, value, acc);
                 }
-                let o = o.iter().map(|x| LowPrecision::Bf16.round(x / l)).collect();
+                let mean = |c: usize| {
+                    sum.v_offset
+                        .map_or(0.0, |mu| mu[(b * shape.kv_heads + hk) * d + c])
+                };
+                let o = o
+                    .iter()
+                    .enumerate()
+                    .map(|(c, x)| LowPrecision::Bf16.round(x / l + mean(c)))
+                    .collect();
                 let lse_spread = unquantized.map_or(0.0, |(q0, k0)| {
                     let q0i = &q0[shape.q_index(b, i, h, 0)..][..d];
                     let keys = mask.key_range(i, shape.seqlen_q, shape.seqlen_k);

@@ -295,11 +295,13 @@ fn a_short_accumulator_errs_with_the_keys_unless_folded() {
         Some(Accumulator {
             bits,
             fold_keys: None,
+            center_v: false,
         })
     };
     let folded = Some(Accumulator {
         bits: 14,
         fold_keys: Some(128),
+        center_v: false,
     });
     // 40 bits: the model's sum is the exact one.
     let (exact, wide) = (
