@@ -62,10 +62,11 @@ pub struct AccuracyArgs {
     pub stages: Vec<u32>,
     /// Instead of the table of casts: P V summed in a model of an FP8 tensor core's
     /// accumulator that keeps this many significant bits at the largest term of each 32-key
-    /// step (`reference::fp8_attention::Accumulator`; DeepSeek-V3 reports about 14 on Hopper),
-    /// once over all the keys and once restarted every 128 keys and added into an exact O
-    /// (stage 20's fold), at each of `--seqlens`, on flashlab's inputs (mean 0.5) and on
-    /// N(0, 1) ones, one head, scales per head. Each line is O's relative error on `--rows`
+    /// step (`reference::fp8_attention::Accumulator`; DeepSeek-V3 reports about 14 on Hopper):
+    /// once over all the keys, restarted every 128 keys and added into an exact O (stage
+    /// 20's fold), and over all the keys with V centred; at each of `--seqlens`, on three
+    /// kinds of input (flashlab's, mean 0.5; N(0, 1); and one whose preferred keys' V sit
+    /// off the mean), one head, scales per head. Each line is O's relative error on `--rows`
     /// sampled query rows. CPU only.
     #[arg(long, value_name = "BITS", conflicts_with_all = ["stages", "from", "plot"])]
     pub accumulator_bits: Option<u32>,
@@ -489,7 +490,7 @@ pub fn plot(rows: &[ErrorRow], subtitle: &str, path: &std::path::Path) -> Result
 }
 
 /// One line of `--accumulator-bits`: O's relative error (Frobenius, on the sampled rows)
-/// against exact attention, three ways of summing P V.
+/// against exact attention, four ways of summing P V.
 #[derive(Serialize, Debug, Clone)]
 pub struct AccumulatorRow {
     pub inputs: &'static str,
