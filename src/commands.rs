@@ -169,18 +169,17 @@ fn stage(args: StageArgs) -> Result<i32> {
     }
     let scales = args.fp8_scales.granularity();
     match stage.workload() {
-        Workload::Prefill(prefill) => harness::fp8::check_scales(prefill, scales)?,
+        Workload::Prefill(prefill) => {
+            harness::fp8::check_scales(prefill, scales)?;
+            prefill_stage(prefill, args)
+        }
         _ if scales != reference::fp8_attention::Granularity::PerHead => anyhow::bail!(
             "--fp8-scales is for the FP8 prefill stages; stage {} is a {} stage",
             stage.info().label(),
             stage.workload().name()
         ),
-        _ => {}
-    }
-    match find(args.number).map_err(anyhow::Error::msg)?.workload() {
-        Workload::Prefill(stage) => prefill_stage(stage, args),
-        Workload::Decode(stage) => decode_stage(stage, args),
-        Workload::Backward(stage) => backward_stage(stage, args),
+        Workload::Decode(decode) => decode_stage(decode, args),
+        Workload::Backward(backward) => backward_stage(backward, args),
     }
 }
 

@@ -406,13 +406,16 @@ fn flash_style_rows(
                 let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 let mut o = vec![0.0; d];
                 let mut l = 0.0;
-                let mut ps = Vec::with_capacity(scores.len());
+                // P's values, kept only for a modelled accumulator; without one, P V is
+                // summed as they come.
+                let mut ps = Vec::new();
                 for (j, s) in keys.clone().zip(&scores) {
                     let e = (s - m).exp();
                     l += e;
                     let p = round_p(e);
-                    ps.push(p);
-                    if accumulator.is_none() {
+                    if accumulator.is_some() {
+                        ps.push(p);
+                    } else {
                         let vj = &v[shape.kv_index(b, j, hk, 0)..][..d];
                         for (o, x) in o.iter_mut().zip(vj) {
                             *o += p * x;
