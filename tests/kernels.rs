@@ -363,7 +363,7 @@ fn only_the_timeline_kernels_read_the_clocks() -> Checked {
             }
         }
         // One per dtype and head dim the timeline kernels are built for: those every
-        // timeline stage builds that the stage has (the FP8 stages have 128 alone), and
+        // timeline stage builds that the stage has (stage 24 has 128 alone), and
         // where a stage has more head dims (stage 18's 256), those too.
         let dims = harness::timeline::timeline_head_dims(info);
         assert!(

@@ -25,8 +25,15 @@ pub const KEY_PAD: usize = 64;
 /// preprocessing takes, and its threads.
 pub const QUANT_ROWS: usize = 64;
 pub const QUANT_THREADS: u32 = 256;
-/// Codes a TMA box row holds: 128 bytes, the 128-byte swizzle's span.
-pub const BOX_CODES: u32 = 128;
+/// Codes a TMA box row of Q or K holds: 128 bytes, the 128-byte swizzle's span, or at head
+/// dim 64 the whole 64-byte row under the 64-byte swizzle (`mainloop_fp8.cuh`'s `BOX`).
+pub fn box_codes(head_dim: usize) -> (u32, CUtensorMapSwizzle) {
+    if head_dim < 128 {
+        (head_dim as u32, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
+    } else {
+        (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+    }
+}
 
 /// Byte offsets into the workspace (`AttnParams::scratch`), as `fp8_workspace` computes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +112,7 @@ impl Fp8Stage {
         let s = &args.problem.shape;
         let d = s.head_dim as u64;
         let base = p.scratch;
+        let (box_codes, swizzle) = box_codes(s.head_dim);
         let codes = |at: usize, seqlen: usize, heads: usize, rows: u32| {
             let (seqlen, heads) = (seqlen as u64, heads as u64);
             TensorMap::tiled(
@@ -112,8 +120,8 @@ impl Fp8Stage {
                 CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
                 &[d, heads, seqlen, s.batch as u64],
                 &[d, heads * d, seqlen * heads * d],
-                &[BOX_CODES, 1, rows, 1],
-                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                &[box_codes, 1, rows, 1],
+                swizzle,
             )
         };
         let kp = ws.keys_padded as u64;

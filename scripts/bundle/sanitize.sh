@@ -17,8 +17,8 @@ if [ -z "$sanitizer" ]; then
 fi
 small=(--batch 1 --heads 2 --kv-heads 1 --seqlen-q 200 --seqlen-k 131 --no-time)
 # A prefill stage: its smallest head dim, causal, in its first dtype; then its largest up to
-# 128 in its last (64 causal bf16 and 128 f16 for most; 128 causal and 128, bf16, for the
-# FP8 stage, which has one head dim and one dtype).
+# 128 in its last (64 causal bf16 and 128 f16 for most; 64 causal and 128, bf16, for the
+# FP8 stages, which have one dtype; 128 causal and 128 for stage 24, which has one head dim).
 read -r workload low high first_dtype last_dtype < <(./flashlab list --json | python3 -c 'import json, sys
 n = int(sys.argv[1])
 s = next(s for s in json.load(sys.stdin) if s["number"] == n)

@@ -177,6 +177,7 @@ __device__ void fp8_quantize(const AttnParams& p) {
     if (!sl.valid) return;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     constexpr int PER_LANE = D / 32;
+    constexpr int WORDS = (PER_LANE + 3) / 4;  // 32-bit words of codes a lane (half of one at d64)
     const unsigned* amax = sl.tensor == 0 ? ws.amax_q : sl.tensor == 1 ? ws.amax_k : ws.amax_v;
     const float to_codes = 1.f / fp8_descale(__uint_as_float(amax[sl.b * sl.heads + sl.h]));
     __shared__ __align__(16) uint8_t vt[D][QUANT_ROWS + 4];  // +4: rows land on different banks
@@ -186,15 +187,23 @@ __device__ void fp8_quantize(const AttnParams& p) {
         const int s = sl.s0 + r;
         float x[PER_LANE];
         load_row<T, D, ROTATE>(sl, s, lane, signs, x);
-        uint32_t codes[PER_LANE / 4];
+        uint32_t codes[WORDS];
 #pragma unroll
-        for (int i = 0; i < PER_LANE / 4; ++i)
-            codes[i] = pack4_e4m3(x[4 * i] * to_codes, x[4 * i + 1] * to_codes, x[4 * i + 2] * to_codes, x[4 * i + 3] * to_codes);
+        for (int i = 0; i < WORDS; ++i) {
+            float c[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) c[j] = 4 * i + j < PER_LANE ? x[min(4 * i + j, PER_LANE - 1)] * to_codes : 0.f;
+            codes[i] = pack4_e4m3(c[0], c[1], c[2], c[3]);
+        }
         if (sl.tensor < 2 || !V_TRANSPOSED) {
             if (s >= sl.seqlen) continue;
-            uint8_t* out = (sl.tensor == 0 ? ws.q : sl.tensor == 1 ? ws.k : ws.vt) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D;
+            uint8_t* out = (sl.tensor == 0 ? ws.q : sl.tensor == 1 ? ws.k : ws.vt) + ((static_cast<long long>(sl.b) * sl.seqlen + s) * sl.heads + sl.h) * D + lane * PER_LANE;
+            if constexpr (PER_LANE >= 4) {
 #pragma unroll
-            for (int i = 0; i < PER_LANE / 4; ++i) reinterpret_cast<uint32_t*>(out + lane * PER_LANE)[i] = codes[i];
+                for (int i = 0; i < WORDS; ++i) reinterpret_cast<uint32_t*>(out)[i] = codes[i];
+            } else {
+                *reinterpret_cast<uint16_t*>(out) = static_cast<uint16_t>(codes[0]);  // d64: 2 codes a lane
+            }
         } else {
 #pragma unroll
             for (int i = 0; i < PER_LANE; ++i) vt[lane * PER_LANE + i][fp8_pv_column(r)] = uint8_t(codes[i / 4] >> (8 * (i % 4)));
@@ -211,3 +220,11 @@ __device__ void fp8_quantize(const AttnParams& p) {
 // ANCHOR_END: quantize
 
 }  // namespace flashlab
+
+// An FP8 stage's three preparation kernels at head dim D, bf16 in: `<prefix>_amax_bf16_d<D>`,
+// `<prefix>_amax_per_tensor_...` and `<prefix>_quantize_...`, from the stage's own `amax`,
+// `amax_per_tensor` and `quantize` (which say whether Q and K are rotated).
+#define FLASHLAB_EXPORT_FP8_PREP(prefix, D)                                                                                   \
+    FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_amax, amax, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS)               \
+    FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS) \
+    FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_quantize, quantize, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS)

@@ -34,6 +34,17 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* tile_smem, uint
 }
 // ANCHOR_END: descriptor
 
+// ANCHOR: descriptor_sw64
+// The same for a tile TMA wrote with the 64-byte swizzle, whose rows are 64 bytes (FP8 codes
+// at head dim 64, book: "Stage 20: FP8", section "Head dims 64 and 128"): the pattern is 8
+// rows of 64 bytes, 512 bytes, so K-major tiles have SBO = 512 and start 512-byte aligned.
+__device__ __forceinline__ uint64_t wgmma_desc_sw64(const void* tile_smem, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+    const uint64_t start = (smem_addr(tile_smem) & 0x3FFFF) >> 4;
+    return start | (uint64_t((lbo_bytes >> 4) & 0x3FFF) << 16) | (uint64_t((sbo_bytes >> 4) & 0x3FFF) << 32) |
+           (uint64_t(2) << 62);  // layout type 2: the 64-byte swizzle
+}
+// ANCHOR_END: descriptor_sw64
+
 // ANCHOR: ordering
 // Before the first wgmma of a batch: the registers it reads (A, and the accumulators that
 // ordinary instructions just rescaled) are final, and earlier shared-memory writes are seen.

@@ -18,9 +18,9 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-// Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dim 128
-// alone (book: "Head dim 128 alone"): at 256, O, one tile's P V and S would need 336
-// registers a consumer thread; at 64 a row of codes is half a 128-byte box.
+// Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dims 64
+// and 128 (book: "Head dims 64 and 128"): at 256, O, one tile's P V and S would need 336
+// registers a consumer thread. At 64 a row of codes is 64 bytes, swizzled over 64.
 template <int D>
 constexpr int CONSUMERS = 2;
 template <int D>
@@ -30,15 +30,16 @@ constexpr int THREADS = WARPGROUPS<D> * 128;
 template <int D>
 constexpr int BLOCK_Q = CONSUMERS<D> * 64;
 // Keys per tile, the N of S's wgmma, and the width of V^T's rows: 128 codes, one 128-byte
-// box. Shared memory: Q 16 KiB + 2 x (K + V^T) 32 KiB + O's bf16 tile 32 KiB. O needs a tile
-// of its own: Q's codes take half its bytes.
+// box. Shared memory at d128: Q 16 KiB + 2 x (K + V^T) 32 KiB + O's bf16 tile 32 KiB, half
+// that at d64. O needs a tile of its own: Q's codes take half its bytes.
 template <int D>
 constexpr int BLOCK_KV = 128;
 constexpr int NSTAGES = 2;
 // ANCHOR_END: tiles
 FLASHLAB_SAME_AS_HOST(NSTAGES);
 static_assert(BLOCK_KV<128> == FLASHLAB_HOST_BLOCK_KV, "the key tile differs from the stage's src/tiles.rs");
-static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLASHLAB_HOST_BLOCK_Q,
+static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLASHLAB_HOST_BLOCK_Q &&
+                  WARPGROUPS<64> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<64> == FLASHLAB_HOST_BLOCK_Q,
               "the tile differs from the stage's src/tiles.rs");
 
 // ANCHOR: registers
@@ -57,7 +58,7 @@ template <int D, bool TIMELINE>
 constexpr int CONSUMER_REGS = TIMELINE ? 232 : 240;
 template <int D, bool TIMELINE>
 constexpr bool REGISTERS_FIT = PRODUCER_REGS<D, TIMELINE> + CONSUMERS<D> * CONSUMER_REGS<D, TIMELINE> <= WARPGROUPS<D> * (65536 / THREADS<D> / 8 * 8);
-static_assert(REGISTERS_FIT<128, false> && REGISTERS_FIT<128, true>,
+static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<64, true> && REGISTERS_FIT<128, false> && REGISTERS_FIT<128, true>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -75,11 +76,13 @@ __device__ __forceinline__ T* o_tile(const Tiles<D>& s) {
 
 // ANCHOR: load_fp8
 // The producer, as load() (hopper/producer.cuh) but for codes: Q's and K's rows are D / 128
-// boxes of 128 codes, and a V^T tile is one box, D rows of BLOCK_KV keys, at key t BLOCK_KV.
+// boxes of 128 codes (one box of 64 at d64), and a V^T tile is one box, D rows of BLOCK_KV
+// keys, at key t BLOCK_KV.
 template <int D, int ROWS>
 __device__ __forceinline__ void tma_load_codes(uint8_t* tile, const TensorMap* map, uint64_t* bar, int head, int row0, int b) {
+    constexpr int BOX = D < 128 ? D : 128;
 #pragma unroll
-    for (int c = 0; c < D / 128; ++c) tma_load_4d(tile + c * ROWS * 128, map, bar, c * 128, head, row0, b);
+    for (int c = 0; c < D / BOX; ++c) tma_load_4d(tile + c * ROWS * BOX, map, bar, c * BOX, head, row0, b);
 }
 template <int D, bool TIMELINE>
 __device__ __forceinline__ void load_fp8(const AttnParams& p, const AttnTensorMaps& maps, const Tiles<D>& s, const BlockWork& w) {
@@ -237,10 +240,11 @@ __device__ void quantize(const flashlab::AttnParams& p) {
     flashlab::fp8_quantize<T, D, true>(p);
 }
 // ANCHOR_END: quantize_kernels
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_amax, amax, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, incoherent_quantize, quantize, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
+FLASHLAB_EXPORT_FP8_PREP(incoherent, 64)
+FLASHLAB_EXPORT_FP8_PREP(incoherent, 128)
 
 using flashlab::fp8_attention;
+FLASHLAB_EXPORT_TMA(incoherent, fp8_attention, __nv_bfloat16, bf16, 64, flashlab::THREADS<64>)
 FLASHLAB_EXPORT_TMA(incoherent, fp8_attention, __nv_bfloat16, bf16, 128, flashlab::THREADS<128>)
+FLASHLAB_EXPORT_TIMELINE_TMA_1(incoherent, fp8_attention, 64, flashlab::THREADS<64>)
 FLASHLAB_EXPORT_TIMELINE_TMA_1(incoherent, fp8_attention, 128, flashlab::THREADS<128>)

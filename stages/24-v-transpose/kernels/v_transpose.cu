@@ -20,8 +20,9 @@ namespace flashlab {
 
 // ANCHOR: tiles
 // Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dim 128
-// alone (book: "Head dim 128 alone"): at 256, O, one tile's P V and S would need 336
-// registers a consumer thread; at 64 a row of codes is half a 128-byte box.
+// alone (book: "Stage 24", section "Head dim 128 alone"): at 256, O, one tile's P V and S
+// would need 336 registers a consumer thread; at 64 V's rows are 64 bytes, which the
+// transpose's units (fp8_vt_load, written for 128-byte swizzled rows) do not cover.
 template <int D>
 constexpr int CONSUMERS = 2;
 template <int D>
@@ -90,8 +91,9 @@ __device__ __forceinline__ uint8_t* v_in_slot(const Tiles<D>& s, PipelineState<N
 // warps free.
 template <int D, int ROWS>
 __device__ __forceinline__ void tma_load_codes(uint8_t* tile, const TensorMap* map, uint64_t* bar, int head, int row0, int b) {
+    constexpr int BOX = D < 128 ? D : 128;
 #pragma unroll
-    for (int c = 0; c < D / 128; ++c) tma_load_4d(tile + c * ROWS * 128, map, bar, c * 128, head, row0, b);
+    for (int c = 0; c < D / BOX; ++c) tma_load_4d(tile + c * ROWS * BOX, map, bar, c * BOX, head, row0, b);
 }
 template <int D, bool TIMELINE>
 __device__ __forceinline__ void load_fp8(const AttnParams& p, const AttnTensorMaps& maps, const Tiles<D>& s, Pipeline<NSTAGES>& v_in,
@@ -299,9 +301,7 @@ __device__ void quantize(const flashlab::AttnParams& p) {
     flashlab::fp8_quantize<T, D, false, false>(p);  // V as it comes: the kernel transposes it
 }
 // ANCHOR_END: quantize_kernels
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, v_transpose_amax, amax, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, v_transpose_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
-FLASHLAB_EXPORT_WITH(flashlab::AttnParams, v_transpose_quantize, quantize, __nv_bfloat16, bf16, 128, flashlab::QUANT_THREADS)
+FLASHLAB_EXPORT_FP8_PREP(v_transpose, 128)
 
 using flashlab::v_transpose_attention;
 FLASHLAB_EXPORT_TMA(v_transpose, v_transpose_attention, __nv_bfloat16, bf16, 128, flashlab::THREADS<128>)

@@ -23,7 +23,7 @@ struct WarpgroupMmaFp8 {
     float o_tile[D / 2];
     float s[BLOCK_KV / 2];
     uint32_t p[BLOCK_KV / 32][4];
-    const uint8_t* q_smem;  // [D/128][BLOCK_Q][128] codes, 128-byte swizzled (TMA's layout)
+    const uint8_t* q_smem;  // [D/BOX][BLOCK_Q][BOX] codes, swizzled over BOX bytes (TMA's layout)
     int wg;
 
     __device__ WarpgroupMmaFp8(const uint8_t* q, int warpgroup) : q_smem(q), wg(warpgroup) {}
@@ -35,14 +35,20 @@ struct WarpgroupMmaFp8 {
     // ANCHOR: descriptors_fp8
     // A 128-byte row holds 128 codes, so a box is 128 columns of the head dim, and a k-step
     // of 32 codes is 32 bytes: the same bytes as a 16-bit k-step of 16. Q and K: the step
-    // 32 bytes further inside a box, a whole box further every 4 steps. V^T: [D] rows of
-    // BLOCK_KV (128) keys, one box; its k-steps (32 keys) walk along the row the same way.
-    __device__ __forceinline__ uint64_t q_desc(int kk) const {
-        return wgmma_desc_sw128(q_smem + (kk / 4) * BLOCK_Q * 128 + wg * 64 * 128 + (kk % 4) * 32, 16, 1024);
+    // 32 bytes further inside a box, a whole box further every 4 steps. At head dim 64 a row
+    // of codes is 64 bytes, one box under the 64-byte swizzle (2 steps; 8 rows, 512 bytes,
+    // between groups). V^T: [D] rows of BLOCK_KV (128) keys, one box; its k-steps (32 keys)
+    // walk along the row the same way.
+    static constexpr int BOX = D < 128 ? D : 128;  // bytes (codes) of a Q or K box row
+    __device__ __forceinline__ static uint64_t qk_desc(const uint8_t* rows, int tile_rows, int kk) {
+        constexpr int STEPS = BOX / 32;  // k-steps in one box row
+        const uint8_t* at = rows + (kk / STEPS) * tile_rows * BOX + (kk % STEPS) * 32;
+        if constexpr (BOX == 128) return wgmma_desc_sw128(at, 16, 1024);
+        static_assert(BOX == 128 || BOX == 64, "Q's and K's rows of codes are 64 bytes or multiples of 128");
+        return wgmma_desc_sw64(at, 16, 512);
     }
-    __device__ __forceinline__ static uint64_t k_desc(const uint8_t* k_tile, int kk) {
-        return wgmma_desc_sw128(k_tile + (kk / 4) * BLOCK_KV * 128 + (kk % 4) * 32, 16, 1024);
-    }
+    __device__ __forceinline__ uint64_t q_desc(int kk) const { return qk_desc(q_smem + wg * 64 * BOX, BLOCK_Q, kk); }
+    __device__ __forceinline__ static uint64_t k_desc(const uint8_t* k_tile, int kk) { return qk_desc(k_tile, BLOCK_KV, kk); }
     __device__ __forceinline__ static uint64_t vt_desc(const uint8_t* vt_tile, int kk) {
         static_assert(BLOCK_KV == 128, "V^T's rows are one 128-byte box");
         return wgmma_desc_sw128(vt_tile + kk * 32, 16, 1024);
