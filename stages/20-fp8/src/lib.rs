@@ -1,7 +1,7 @@
 //! Stage 20 — FP8: stage 19's kernel on E4M3 codes. A preprocessing kernel casts bf16 Q, K
 //! and V to codes with one scale per (batch, head) and writes V transposed; both products run
 //! on FP8 wgmma (QGMMA), P is scaled by 2^8 and packed to codes in registers, and O leaves
-//! in bf16. Head dims 64 and 128, bf16 in and out. Hopper only (sm_90a).
+//! in bf16. Head dims 64, 128 and 256, bf16 in and out. Hopper only (sm_90a).
 //! Book: "Stage 20: FP8".
 
 use harness::{
@@ -20,7 +20,7 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Qgmma,
     timeline: true,
-    head_dims: &[64, 128],
+    head_dims: &[64, 128, 256],
     dtypes: &[DType::Bf16],
     kernels: &KERNELS,
 };

@@ -1,7 +1,7 @@
 // Stage 20's tile shape, the one definition: `lib.rs` launches with it, and `build.rs` passes
 // it to nvcc, where the kernel asserts its own constants equal it.
 /// A producer warpgroup and two consumer warpgroups of 4 warps; each consumer owns 64 query
-/// rows, at head dims 64 and 128 (stage 24: 128 alone).
+/// rows, at head dims 64, 128 and 256 (stage 24: 128 alone).
 pub const WARPS: u32 = 12;
 pub const BLOCK_Q: u32 = 128;
 /// Keys per tile: the N of S = Q K^T's wgmma, and V^T's rows, 128 codes (one 128-byte box).

@@ -18,9 +18,9 @@
 namespace flashlab {
 
 // ANCHOR: tiles
-// Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dims 64
-// and 128 (book: "Head dims 64 and 128"): at 256, O, one tile's P V and S would need 336
-// registers a consumer thread. At 64 a row of codes is 64 bytes, swizzled over 64.
+// Two consumer warpgroups of 64 query rows each and one producer warpgroup, at head dims 64,
+// 128 and 256 (book: "Head dims 64 and 128", "Head dim 256"). At 64 a row of codes is 64
+// bytes, swizzled over 64; at 256, P V is made in two parts (mainloop_fp8.cuh).
 template <int D>
 constexpr int CONSUMERS = 2;
 template <int D>
@@ -31,7 +31,8 @@ template <int D>
 constexpr int BLOCK_Q = CONSUMERS<D> * 64;
 // Keys per tile, the N of S's wgmma, and the width of V^T's rows: 128 codes, one 128-byte
 // box. Shared memory at d128: Q 16 KiB + 2 x (K + V^T) 32 KiB + O's bf16 tile 32 KiB, half
-// that at d64. O needs a tile of its own: Q's codes take half its bytes.
+// that at d64, twice at d256 (224 KiB of the 227). O needs a tile of its own: Q's codes take
+// half its bytes.
 template <int D>
 constexpr int BLOCK_KV = 128;
 constexpr int NSTAGES = 2;
@@ -47,8 +48,8 @@ static_assert(WARPGROUPS<128> * 4 == FLASHLAB_HOST_WARPS && BLOCK_Q<128> == FLAS
 // rounded down to a multiple of 8 (168 at 384 threads, 128 at 512), and setmaxnreg only
 // moves registers between the block's warpgroups. The producer, which only computes copy
 // coordinates, drops to 24, the least there is (FlashAttention-3's choice); the consumers,
-// which hold O and one tile's P V (D / 2 floats each), S (BLOCK_KV / 2) and P (BLOCK_KV / 8),
-// 208 registers, rise to 240:
+// which hold O and one tile's P V (D / 2 floats each, at d128), S (BLOCK_KV / 2) and P
+// (BLOCK_KV / 8), 208 registers (at d256: O 128, one part's P V 64 and P 16), rise to 240:
 // 24 + 2 x 240 = 504 <= 3 x 168. Asking for more than
 // the block holds makes setmaxnreg.inc wait forever. The timeline build's producer, which
 // also keeps its clock readings, needs 40 and its consumers 232.
@@ -58,7 +59,8 @@ template <int D, bool TIMELINE>
 constexpr int CONSUMER_REGS = TIMELINE ? 232 : 240;
 template <int D, bool TIMELINE>
 constexpr bool REGISTERS_FIT = PRODUCER_REGS<D, TIMELINE> + CONSUMERS<D> * CONSUMER_REGS<D, TIMELINE> <= WARPGROUPS<D> * (65536 / THREADS<D> / 8 * 8);
-static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<64, true> && REGISTERS_FIT<128, false> && REGISTERS_FIT<128, true>,
+static_assert(REGISTERS_FIT<64, false> && REGISTERS_FIT<64, true> && REGISTERS_FIT<128, false> && REGISTERS_FIT<128, true> &&
+                  REGISTERS_FIT<256, false>,
               "setmaxnreg can only share out the registers the block was launched with");
 // ANCHOR_END: registers
 
@@ -142,43 +144,61 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     };
     // ANCHOR_END: softmax_phase
     // ANCHOR: consumer_loop
-    // Tile 0: S alone, then its softmax. Tile t: S for t and P V for t - 1 on one turn, the
-    // softmax of t while P V runs, then O's rescale and P once it is complete. Last: P V.
     mbarrier_wait(&s.bar->q_full, 0);
     auto st = pipeline_start<NSTAGES>();
-    if (w.n_tiles > 0) {
-        FL_PHASE(tl, Phase::WaitFull, 0, s.bar->k.consumer_wait(st));
-        FL_PHASE(tl, Phase::Sync, 0, take_turn());
-        FL_PHASE(tl, Phase::Qk, 0, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
-        FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0));
-        mma.p_from_s();  // O is all zeros: its rescale can wait
-    }
-    for (int t = 1; t < w.n_tiles; ++t) {
-        const auto prev = st;  // tile t - 1's slot, whose V this turn's P V reads
-        st.advance();
-        FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st); s.bar->v.consumer_wait(prev));
-        FL_PHASE(tl, Phase::Sync, t, take_turn());
-        const uint64_t issued = tl.now();  // the timeline's Qk of t and Pv of t - 1 both start here
-        mma.qk_issue(s.k_slot(st));
-        mma.pv_issue(s.v_slot(prev));
-        pass_turn();
-        mma.template wait_s<1>();  // S is complete; P V may still run
-        s.bar->k.consumer_release(st);
-        tl.record(Phase::Qk, t, issued);
-        // O is folded a tile late (book: "The accumulator's precision"): it holds the tiles
-        // before t - 1 against max t - 2, and t - 1's softmax left the factor to max t - 1.
-        const float to_prev_max[2] = {softmax.o_scale[0], softmax.o_scale[1]};
-        FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
-        mma.template wait_o<0>();  // P V is complete: o_tile and P's registers are free
-        s.bar->v.consumer_release(prev);
-        tl.record(Phase::Pv, t - 1, issued);
-        mma.fold(to_prev_max);
-        mma.p_from_s();
-    }
-    if (w.n_tiles > 0) {
-        FL_PHASE(tl, Phase::WaitFull, w.n_tiles - 1, s.bar->v.consumer_wait(st));
-        FL_PHASE(tl, Phase::Pv, w.n_tiles - 1, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
-        mma.fold(softmax.o_scale);
+    if constexpr (decltype(mma)::PARTS > 1) {
+        // ANCHOR: consumer_loop_parts
+        // Head dim 256 (book: "Head dim 256"): O, one part's P V and P take 208 registers, and
+        // S's 64 cannot be live beside them, so nothing overlaps inside the warpgroup. Tile t:
+        // S on the consumer's turn, its softmax, P; then P V a part at a time, each folded
+        // into O once complete. The other consumer's products run under this one's softmax.
+        for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st));
+            FL_PHASE(tl, Phase::Sync, t, take_turn());
+            FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
+            FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
+            mma.p_from_s();  // O holds the tiles before t against max t - 1; o_scale takes it to max t
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->v.consumer_wait(st));
+            FL_PHASE(tl, Phase::Pv, t, mma.pv_in_parts(s.v_slot(st), softmax.o_scale); s.bar->v.consumer_release(st));
+        }
+        // ANCHOR_END: consumer_loop_parts
+    } else {
+        // Tile 0: S alone, then its softmax. Tile t: S for t and P V for t - 1 on one turn, the
+        // softmax of t while P V runs, then O's rescale and P once it is complete. Last: P V.
+        if (w.n_tiles > 0) {
+            FL_PHASE(tl, Phase::WaitFull, 0, s.bar->k.consumer_wait(st));
+            FL_PHASE(tl, Phase::Sync, 0, take_turn());
+            FL_PHASE(tl, Phase::Qk, 0, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
+            FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0));
+            mma.p_from_s();  // O is all zeros: its rescale can wait
+        }
+        for (int t = 1; t < w.n_tiles; ++t) {
+            const auto prev = st;  // tile t - 1's slot, whose V this turn's P V reads
+            st.advance();
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st); s.bar->v.consumer_wait(prev));
+            FL_PHASE(tl, Phase::Sync, t, take_turn());
+            const uint64_t issued = tl.now();  // the timeline's Qk of t and Pv of t - 1 both start here
+            mma.qk_issue(s.k_slot(st));
+            mma.pv_issue(s.v_slot(prev));
+            pass_turn();
+            mma.template wait_s<1>();  // S is complete; P V may still run
+            s.bar->k.consumer_release(st);
+            tl.record(Phase::Qk, t, issued);
+            // O is folded a tile late (book: "The accumulator's precision"): it holds the tiles
+            // before t - 1 against max t - 2, and t - 1's softmax left the factor to max t - 1.
+            const float to_prev_max[2] = {softmax.o_scale[0], softmax.o_scale[1]};
+            FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
+            mma.template wait_o<0>();  // P V is complete: o_tile and P's registers are free
+            s.bar->v.consumer_release(prev);
+            tl.record(Phase::Pv, t - 1, issued);
+            mma.fold(to_prev_max);
+            mma.p_from_s();
+        }
+        if (w.n_tiles > 0) {
+            FL_PHASE(tl, Phase::WaitFull, w.n_tiles - 1, s.bar->v.consumer_wait(st));
+            FL_PHASE(tl, Phase::Pv, w.n_tiles - 1, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
+            mma.fold(softmax.o_scale);
+        }
     }
     // ANCHOR_END: consumer_loop
     // Consumer 0 takes the turn the last consumer handed it, so no barrier is left half-arrived.
@@ -242,9 +262,11 @@ __device__ void quantize(const flashlab::AttnParams& p) {
 // ANCHOR_END: quantize_kernels
 FLASHLAB_EXPORT_FP8_PREP(incoherent, 64)
 FLASHLAB_EXPORT_FP8_PREP(incoherent, 128)
+FLASHLAB_EXPORT_FP8_PREP(incoherent, 256)
 
 using flashlab::fp8_attention;
 FLASHLAB_EXPORT_TMA(incoherent, fp8_attention, __nv_bfloat16, bf16, 64, flashlab::THREADS<64>)
 FLASHLAB_EXPORT_TMA(incoherent, fp8_attention, __nv_bfloat16, bf16, 128, flashlab::THREADS<128>)
+FLASHLAB_EXPORT_TMA(incoherent, fp8_attention, __nv_bfloat16, bf16, 256, flashlab::THREADS<256>)
 FLASHLAB_EXPORT_TIMELINE_TMA_1(incoherent, fp8_attention, 64, flashlab::THREADS<64>)
 FLASHLAB_EXPORT_TIMELINE_TMA_1(incoherent, fp8_attention, 128, flashlab::THREADS<128>)

@@ -1,7 +1,7 @@
 //! Stage 21 — incoherent processing: stage 20, whose preprocessing multiplies Q's and K's
 //! rows by the same random orthogonal matrix (random signs, then a Hadamard transform) before
 //! the cast to E4M3, so that outliers are spread across the head dim. The attention kernel
-//! is stage 20's. Head dims 64 and 128, bf16 in and out. Hopper only (sm_90a).
+//! is stage 20's. Head dims 64, 128 and 256, bf16 in and out. Hopper only (sm_90a).
 //! Book: "Stage 21: incoherent processing".
 
 use harness::{
@@ -20,7 +20,7 @@ pub static INFO: StageInfo = StageInfo {
     gpu: GpuArch::Sm90a,
     tensor_cores: TensorCores::Qgmma,
     timeline: true,
-    head_dims: &[64, 128],
+    head_dims: &[64, 128, 256],
     dtypes: &[DType::Bf16],
     kernels: &KERNELS,
 };

@@ -16,11 +16,15 @@ namespace flashlab {
 // Per thread: O's 64 x D block is D / 2 floats and S's 64 x BLOCK_KV block BLOCK_KV / 2, as at
 // 16 bits; P is half as many registers, four codes each, one 64 x 32 k-step per [kk]. And one
 // tile's P V, D / 2 floats more: an FP8 wgmma adds into its accumulator with fewer bits than
-// f32 keeps, so P V starts from zero on each tile and O, in f32, adds it (fold).
+// f32 keeps, so P V starts from zero on each tile and O, in f32, adds it (fold). At D = 256
+// that would be 128 floats more: P V is then made in two parts of 128 columns, one after the
+// other, each folded into its half of O before the next is issued.
 template <int D, int BLOCK_Q, int BLOCK_KV>
 struct WarpgroupMmaFp8 {
+    static constexpr int PART = D < 128 ? D : 128;  // O's columns one P V product makes
+    static constexpr int PARTS = D / PART;
     float o[D / 2] = {};
-    float o_tile[D / 2];
+    float o_tile[PART / 2];
     float s[BLOCK_KV / 2];
     uint32_t p[BLOCK_KV / 32][4];
     const uint8_t* q_smem;  // [D/BOX][BLOCK_Q][BOX] codes, swizzled over BOX bytes (TMA's layout)
@@ -63,19 +67,32 @@ struct WarpgroupMmaFp8 {
         wgmma_commit();
     }
     // ANCHOR: pv_fp8
-    // One tile's P V into o_tile, from zero (the first k-step does not accumulate).
-    __device__ __forceinline__ void pv_issue(const uint8_t* vt_tile) {
+    // One tile's P V into o_tile, from zero (the first k-step does not accumulate): O's
+    // columns part PART .. part PART + PART - 1, from V^T's rows of the same numbers.
+    __device__ __forceinline__ void pv_issue(const uint8_t* vt_tile, int part = 0) {
         wgmma_fence_operands(o_tile);
         wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_KV / 32; ++kk) wgmma_rs_e4m3<D>(o_tile, p[kk], vt_desc(vt_tile, kk), kk > 0);
+        for (int kk = 0; kk < BLOCK_KV / 32; ++kk)
+            wgmma_rs_e4m3<PART>(o_tile, p[kk], vt_desc(vt_tile + part * PART * BLOCK_KV, kk), kk > 0);
         wgmma_commit();
     }
     // Once it is complete: O = O * scale + o_tile, one FFMA an element, where `scale` takes O
-    // from the max the tiles before were exponentiated against to this tile's.
-    __device__ __forceinline__ void fold(const float (&scale)[2]) {
+    // from the max the tiles before were exponentiated against to this tile's. A part's
+    // columns are its own registers of O: the accumulator's registers run 8 columns at a time.
+    __device__ __forceinline__ void fold(const float (&scale)[2], int part = 0) {
 #pragma unroll
-        for (int i = 0; i < D / 2; ++i) o[i] = fmaf(o[i], scale[i % 4 / 2], o_tile[i]);
+        for (int i = 0; i < PART / 2; ++i) o[part * PART / 2 + i] = fmaf(o[part * PART / 2 + i], scale[i % 4 / 2], o_tile[i]);
+    }
+    // Head dim 256: P V a part at a time, each folded into O once complete, so that one
+    // part's registers serve both.
+    __device__ __forceinline__ void pv_in_parts(const uint8_t* vt_tile, const float (&scale)[2]) {
+#pragma unroll
+        for (int part = 0; part < PARTS; ++part) {
+            pv_issue(vt_tile, part);
+            wait_o<0>();
+            fold(scale, part);
+        }
     }
     // ANCHOR_END: pv_fp8
     template <int N>
