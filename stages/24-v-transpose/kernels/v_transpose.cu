@@ -198,43 +198,61 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     };
     // ANCHOR_END: softmax_phase
     // ANCHOR: consumer_loop
-    // Tile 0: S alone, then its softmax. Tile t: S for t and P V for t - 1 on one turn, the
-    // softmax of t while P V runs, then O's rescale and P once it is complete. Last: P V.
     mbarrier_wait(&s.bar->q_full, 0);
     auto st = pipeline_start<NSTAGES>();
-    if (w.n_tiles > 0) {
-        FL_PHASE(tl, Phase::WaitFull, 0, s.bar->k.consumer_wait(st));
-        FL_PHASE(tl, Phase::Sync, 0, take_turn());
-        FL_PHASE(tl, Phase::Qk, 0, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
-        FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0));
-        mma.p_from_s();  // O is all zeros: its rescale can wait
-    }
-    for (int t = 1; t < w.n_tiles; ++t) {
-        const auto prev = st;  // tile t - 1's slot, whose V this turn's P V reads
-        st.advance();
-        FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st); s.bar->v.consumer_wait(prev));
-        FL_PHASE(tl, Phase::Sync, t, take_turn());
-        const uint64_t issued = tl.now();  // the timeline's Qk of t and Pv of t - 1 both start here
-        mma.qk_issue(s.k_slot(st));
-        mma.pv_issue(s.v_slot(prev));
-        pass_turn();
-        mma.template wait_s<1>();  // S is complete; P V may still run
-        s.bar->k.consumer_release(st);
-        tl.record(Phase::Qk, t, issued);
-        // O is folded a tile late (book: "The accumulator's precision"): it holds the tiles
-        // before t - 1 against max t - 2, and t - 1's softmax left the factor to max t - 1.
-        const float to_prev_max[2] = {softmax.o_scale[0], softmax.o_scale[1]};
-        FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
-        mma.template wait_o<0>();  // P V is complete: o_tile and P's registers are free
-        s.bar->v.consumer_release(prev);
-        tl.record(Phase::Pv, t - 1, issued);
-        mma.fold(to_prev_max);
-        mma.p_from_s();
-    }
-    if (w.n_tiles > 0) {
-        FL_PHASE(tl, Phase::WaitFull, w.n_tiles - 1, s.bar->v.consumer_wait(st));
-        FL_PHASE(tl, Phase::Pv, w.n_tiles - 1, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
-        mma.fold(softmax.o_scale);
+    if constexpr (decltype(mma)::PARTS > 1) {
+        // ANCHOR: consumer_loop_parts
+        // Head dim 256 (book: "Head dim 256"): O, one part's P V and P take 208 registers, and
+        // S's 64 cannot be live beside them, so nothing overlaps inside the warpgroup. Tile t:
+        // S on the consumer's turn, its softmax, P; then P V a part at a time, each folded
+        // into O once complete. The other consumer's products run under this one's softmax.
+        for (int t = 0; t < w.n_tiles; ++t, st.advance()) {
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st));
+            FL_PHASE(tl, Phase::Sync, t, take_turn());
+            FL_PHASE(tl, Phase::Qk, t, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
+            FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
+            mma.p_from_s();  // O holds the tiles before t against max t - 1; o_scale takes it to max t
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->v.consumer_wait(st));
+            FL_PHASE(tl, Phase::Pv, t, mma.pv_in_parts(s.v_slot(st), softmax.o_scale); s.bar->v.consumer_release(st));
+        }
+        // ANCHOR_END: consumer_loop_parts
+    } else {
+        // Tile 0: S alone, then its softmax. Tile t: S for t and P V for t - 1 on one turn, the
+        // softmax of t while P V runs, then O's rescale and P once it is complete. Last: P V.
+        if (w.n_tiles > 0) {
+            FL_PHASE(tl, Phase::WaitFull, 0, s.bar->k.consumer_wait(st));
+            FL_PHASE(tl, Phase::Sync, 0, take_turn());
+            FL_PHASE(tl, Phase::Qk, 0, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
+            FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0));
+            mma.p_from_s();  // O is all zeros: its rescale can wait
+        }
+        for (int t = 1; t < w.n_tiles; ++t) {
+            const auto prev = st;  // tile t - 1's slot, whose V this turn's P V reads
+            st.advance();
+            FL_PHASE(tl, Phase::WaitFull, t, s.bar->k.consumer_wait(st); s.bar->v.consumer_wait(prev));
+            FL_PHASE(tl, Phase::Sync, t, take_turn());
+            const uint64_t issued = tl.now();  // the timeline's Qk of t and Pv of t - 1 both start here
+            mma.qk_issue(s.k_slot(st));
+            mma.pv_issue(s.v_slot(prev));
+            pass_turn();
+            mma.template wait_s<1>();  // S is complete; P V may still run
+            s.bar->k.consumer_release(st);
+            tl.record(Phase::Qk, t, issued);
+            // O is folded a tile late (book: "The accumulator's precision"): it holds the tiles
+            // before t - 1 against max t - 2, and t - 1's softmax left the factor to max t - 1.
+            const float to_prev_max[2] = {softmax.o_scale[0], softmax.o_scale[1]};
+            FL_PHASE(tl, Phase::Softmax, t, softmax_of_s(t * BLOCK_KV<D>));
+            mma.template wait_o<0>();  // P V is complete: o_tile and P's registers are free
+            s.bar->v.consumer_release(prev);
+            tl.record(Phase::Pv, t - 1, issued);
+            mma.fold(to_prev_max);
+            mma.p_from_s();
+        }
+        if (w.n_tiles > 0) {
+            FL_PHASE(tl, Phase::WaitFull, w.n_tiles - 1, s.bar->v.consumer_wait(st));
+            FL_PHASE(tl, Phase::Pv, w.n_tiles - 1, mma.pv_issue(s.v_slot(st)); mma.template wait_o<0>(); s.bar->v.consumer_release(st));
+            mma.fold(softmax.o_scale);
+        }
     }
     // ANCHOR_END: consumer_loop
     // Consumer 0 takes the turn the last consumer handed it, so no barrier is left half-arrived.
