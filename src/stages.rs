@@ -31,6 +31,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage22_backward::STAGE,
     &stage23_hopper_backward::STAGE,
     &stage24_v_transpose::STAGE,
+    &stage25_backward_warp_tiles::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.
