@@ -20,7 +20,10 @@ namespace flashlab {
 constexpr int WARPS = 8;
 constexpr int THREADS = WARPS * 32;
 constexpr int BLOCK_KV = 128;  // a block's keys (FlashAttention-2's key block)
-constexpr int BLOCK_Q = 64;    // query rows per step
+// Query rows per step: FlashAttention-2's 64 at d128 and 128 at d64, where the registers
+// allow a tile twice as tall and each step's fixed costs then serve twice the FLOPs.
+template <int D>
+FL_HOST_DEVICE constexpr int block_q() { return D == 64 ? 128 : 64; }
 constexpr int NSTAGES = 2;     // Q/dO ring: the next step's tiles arrive during this one
 constexpr int PRE_ROWS = 64, PRE_THREADS = 128;    // the preprocess: query rows and threads per block
 constexpr int POST_ROWS = 64, POST_THREADS = 128;  // the postprocess: the same
@@ -28,6 +31,7 @@ constexpr int POST_ROWS = 64, POST_THREADS = 128;  // the postprocess: the same
 // and the LSE and D of each slot's query rows.
 template <int D>
 FL_HOST_DEVICE constexpr int main_smem_bytes() {
+    constexpr int BLOCK_Q = block_q<D>();
     return (2 * BLOCK_KV * D + 2 * NSTAGES * BLOCK_Q * D + 2 * BLOCK_Q * BLOCK_KV) * 2 + NSTAGES * 2 * BLOCK_Q * 4;
 }
 // ANCHOR_END: tiles
@@ -35,7 +39,9 @@ constexpr int MAIN_SMEM_BYTES_D64 = main_smem_bytes<64>();
 constexpr int MAIN_SMEM_BYTES_D128 = main_smem_bytes<128>();
 FLASHLAB_SAME_AS_HOST(WARPS);
 FLASHLAB_SAME_AS_HOST(BLOCK_KV);
-FLASHLAB_SAME_AS_HOST(BLOCK_Q);
+constexpr int BLOCK_Q_D64 = block_q<64>(), BLOCK_Q_D128 = block_q<128>();
+FLASHLAB_SAME_AS_HOST(BLOCK_Q_D64);
+FLASHLAB_SAME_AS_HOST(BLOCK_Q_D128);
 FLASHLAB_SAME_AS_HOST(NSTAGES);
 FLASHLAB_SAME_AS_HOST(PRE_ROWS);
 FLASHLAB_SAME_AS_HOST(PRE_THREADS);
@@ -44,9 +50,9 @@ FLASHLAB_SAME_AS_HOST(POST_THREADS);
 FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D64);
 FLASHLAB_SAME_AS_HOST(MAIN_SMEM_BYTES_D128);
 static_assert(PRE_ROWS % 16 == 0, "one dQ semaphore per 16 query rows: a preprocess block zeroes whole ones");
-static_assert(BLOCK_Q % 16 == 0, "query block m counts on semaphore m of ceil(seqlen_q / 16): never more blocks than those");
-static_assert(WARPS == 8 && BLOCK_Q == 64 && BLOCK_KV == 128, "the warp tiles below are 2 x 4 and 4 x 2 warps of 32 rows");
-static_assert(THREADS >= 2 * BLOCK_Q, "threads 0 .. 2 BLOCK_Q - 1 stage one LSE or one D of the next step's query rows");
+static_assert(BLOCK_Q_D64 % 16 == 0 && BLOCK_Q_D128 % 16 == 0, "query block m counts on semaphore m of ceil(seqlen_q / 16): never more blocks than those");
+static_assert(WARPS == 8 && BLOCK_KV == 128, "the warp tiles below are 8 warps of 32 rows");
+static_assert(THREADS >= 2 * BLOCK_Q_D64 && THREADS >= 2 * BLOCK_Q_D128, "threads 0 .. 2 BLOCK_Q - 1 stage one LSE or one D of the next step's query rows");
 static_assert(NSTAGES == 2, "one barrier per step refills the slot of step s-1 with step s+1");
 
 template <int D>
@@ -112,7 +118,8 @@ __device__ void preprocess(const BwdParams& bp) {
 // changes is who computes what (book: "The warps' tiles"). Stage 22's warps each owned 16
 // keys and read every step's whole Q and dO tiles in four of the five products, so the
 // kernel loaded from shared memory ~1.4 times what FlashAttention-2 loads for the same
-// FLOPs. Here each product gets the warp tiles FlashAttention-2 gives it:
+// FLOPs. Here each product gets the warp tiles FlashAttention-2 gives it (d128; at d64 the
+// step is 128 queries, WM = 4 by WN = 2 warps, and S's warp tile 32 x 64):
 //   S  = Q K^T, dP = dO V^T   (64 x 128: 2 x 4 warps of 32 queries x 32 keys)
 //   P and dS go to shared memory, queries as rows
 //   dV += P^T dO, dK += dS^T Q (128 x D: 4 x 2 warps of 32 keys x D / 2)
@@ -122,6 +129,10 @@ __device__ void preprocess(const BwdParams& bp) {
 template <typename T, int D>
 __device__ void attention_backward(const BwdParams& bp) {
     const AttnParams& p = bp.fwd;
+    constexpr int BLOCK_Q = block_q<D>();
+    // S, dP and dQ: WM warps along the queries, 32 rows each, by WN along the keys (S, dP)
+    // or the columns (dQ); dV and dK: 4 warps along the keys by 2 along the columns.
+    constexpr int WM = BLOCK_Q / 32, WN = WARPS / WM, KEYS_W = BLOCK_KV / WN, NT = KEYS_W / 8;
     extern __shared__ __align__(128) unsigned char smem[];
     T* k_smem = reinterpret_cast<T*>(smem);       // [BLOCK_KV][D]
     T* v_smem = k_smem + BLOCK_KV * D;            // [BLOCK_KV][D]
@@ -192,38 +203,39 @@ __device__ void attention_backward(const BwdParams& bp) {
     // b_off: a B fragment, two n8 tiles whose rows are N (K, V for S and dP);
     // at_off: an A fragment read by .trans from a tile stored k-major (P^T, dS^T);
     // bt_off: a B fragment read by .trans, rows as k (dO, Q, K).
-    const int sq = 32 * (warp % 2), sk = 32 * (warp / 2);    // S and dP: queries, keys
-    const int kvk = 32 * (warp % 4), kvd = D / 2 * (warp / 4);  // dV and dK: keys, columns
-    const int qq = 32 * (warp % 2), qd = D / 4 * (warp / 2);    // dQ: queries, columns
+    const int sq = 32 * (warp % WM), sk = KEYS_W * (warp / WM);  // S and dP: queries, keys
+    const int kvk = 32 * (warp % 4), kvd = D / 2 * (warp / 4);    // dV and dK: keys, columns
+    const int qq = 32 * (warp % WM), qd = D / WN * (warp / WM);   // dQ: queries, columns
     const int a_off0 = tile_offset<D>(sq + lane % 16, (lane / 16) * 8);
     const int b_off0 = tile_offset<D>(sk + (lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int at_off0 = ps_offset((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int bt_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
     const int ds_a0 = ps_offset(qq + lane % 16, (lane / 16) * 8);
-    static_assert(D / 4 % 16 == 0, "dQ's column slices are whole pairs of n8 tiles");
+    static_assert(D / WN % 16 == 0, "dQ's column slices are whole pairs of n8 tiles");
     // ANCHOR_END: warp_tiles
 
-    // acc (32 queries x 32 keys) = the warp's 32 rows of a_tile (Q or dO) times its 32 rows
-    // of b_tile (K or V), transposed, over D.
-    auto warp_tile_qk = [&](float (&acc)[2][4][4], const T* a_tile, const T* b_tile) {
+    // acc (32 queries x KEYS_W keys) = the warp's 32 rows of a_tile (Q or dO) times its
+    // KEYS_W rows of b_tile (K or V), transposed, over D.
+    auto warp_tile_qk = [&](float (&acc)[2][NT][4], const T* a_tile, const T* b_tile) {
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-            for (int n = 0; n < 4; ++n)
+            for (int n = 0; n < NT; ++n)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[mi][n][e] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk) {
-            uint32_t a[2][4], bf[2][4];
+            uint32_t a[2][4], bf[NT / 2][4];
 #pragma unroll
-            for (int i = 0; i < 2; ++i) {
+            for (int i = 0; i < 2; ++i)
                 ldmatrix_x4(a[i], smem_addr(a_tile + swizzled_step_rows<D>(swizzled_step_cols(a_off0, kk), 2 * i)));
+#pragma unroll
+            for (int i = 0; i < NT / 2; ++i)
                 ldmatrix_x4(bf[i], smem_addr(b_tile + swizzled_step_rows<D>(swizzled_step_cols(b_off0, kk), 2 * i)));
-            }
 #pragma unroll
             for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-                for (int n = 0; n < 4; ++n) mma_m16n8k16<T>(acc[mi][n], a[mi], bf[n / 2][(n % 2) * 2], bf[n / 2][(n % 2) * 2 + 1]);
+                for (int n = 0; n < NT; ++n) mma_m16n8k16<T>(acc[mi][n], a[mi], bf[n / 2][(n % 2) * 2], bf[n / 2][(n % 2) * 2 + 1]);
         }
     };
     // acc (32 keys x D / 2) += the warp's 32 keys of at_tile (P or dS, read as P^T or dS^T)
@@ -269,13 +281,13 @@ __device__ void attention_backward(const BwdParams& bp) {
         const float* delta = lse_log2 + BLOCK_Q;
 
         {
-            float s_rmem[2][4][4];  // S, then P in place
+            float s_rmem[2][NT][4];  // S, then P in place
             warp_tile_qk(s_rmem, q_tile, k_smem);
 
             // ANCHOR: recompute_p
             // P, recomputed from S and the LSE, as in stage 22; the query is now the row.
             // Lane's element e of tile (mi, n): query sq + 16 mi + g + 8 (e / 2), key
-            // sk + 8 n + 2 t + e % 2. The mask is compiled only where the warp's 32 x 32
+            // sk + 8 n + 2 t + e % 2. The mask is compiled only where the warp's 32 x KEYS_W
             // tile reaches past seqlen_k or the causal diagonal.
             auto recompute_p = [&](auto MASKED) {
 #pragma unroll
@@ -285,7 +297,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                         const int row = sq + 16 * mi + g + 8 * (e / 2);
                         const float lse = lse_log2[row];
 #pragma unroll
-                        for (int n = 0; n < 4; ++n) {
+                        for (int n = 0; n < NT; ++n) {
                             float prob = fast_exp2(fmaf(s_rmem[mi][n][e], p.scale_log2, -lse));
                             if constexpr (decltype(MASKED)::value) {
                                 const int j = kv_start + sk + 8 * n + 2 * t + e % 2, i = q_start + row;
@@ -295,10 +307,10 @@ __device__ void attention_backward(const BwdParams& bp) {
                         }
                     }
             };
-            masked_or_not<32>(p, kv_start + sk, q_start + sq, recompute_p);
+            masked_or_not<KEYS_W>(p, kv_start + sk, q_start + sq, recompute_p);
             // ANCHOR_END: recompute_p
 
-            float dp_rmem[2][4][4];  // dP, then dS in place
+            float dp_rmem[2][NT][4];  // dP, then dS in place
             warp_tile_qk(dp_rmem, do_tile, v_smem);
             // ANCHOR: ds
             // dS = P o (dP - D), in place: D belongs to the query, the row here. dS = 0
@@ -309,7 +321,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                 for (int e = 0; e < 4; ++e) {
                     const float d = delta[sq + 16 * mi + g + 8 * (e / 2)];
 #pragma unroll
-                    for (int n = 0; n < 4; ++n) dp_rmem[mi][n][e] = s_rmem[mi][n][e] * (dp_rmem[mi][n][e] - d);
+                    for (int n = 0; n < NT; ++n) dp_rmem[mi][n][e] = s_rmem[mi][n][e] * (dp_rmem[mi][n][e] - d);
                 }
             // ANCHOR_END: ds
 
@@ -320,7 +332,7 @@ __device__ void attention_backward(const BwdParams& bp) {
 #pragma unroll
             for (int mi = 0; mi < 2; ++mi)
 #pragma unroll
-                for (int n = 0; n < 4; ++n)
+                for (int n = 0; n < NT; ++n)
 #pragma unroll
                     for (int r = 0; r < 2; ++r) {
                         const int at = ps_offset(sq + 16 * mi + g + 8 * r, sk + 8 * n + 2 * t);
@@ -350,10 +362,10 @@ __device__ void attention_backward(const BwdParams& bp) {
         // ANCHOR_END: deterministic
 
         // ANCHOR: dq_atomics
-        // dQ = dS K for the warp's 32 query rows and D / 4 columns over the block's 128 keys,
+        // dQ = dS K for the warp's 32 query rows and D / WN columns over the block's 128 keys,
         // added to the fp32 accumulator with stage 22's 8-byte REDs (book: "dQ's atomics").
         {
-            float dq[2][D / 32][4] = {};
+            float dq[2][D / WN / 8][4] = {};
 #pragma unroll
             for (int kk = 0; kk < BLOCK_KV / 16; ++kk) {
                 uint32_t a[2][4];
@@ -361,7 +373,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                 for (int mi = 0; mi < 2; ++mi)
                     ldmatrix_x4(a[mi], smem_addr(ds_smem + swizzled_step_rows<BLOCK_KV>(swizzled_step_cols(ds_a0, kk), 2 * mi)));
 #pragma unroll
-                for (int n = 0; n < D / 32; n += 2) {
+                for (int n = 0; n < D / WN / 8; n += 2) {
                     uint32_t kf[4];
                     ldmatrix_x4_trans(kf, smem_addr(k_smem + swizzled_step_rows<D>(swizzled_step_cols(bt_off0, qd / 16 + n / 2), 2 * kk)));
 #pragma unroll
@@ -379,7 +391,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                     if (i >= p.seqlen_q) continue;
                     float* dq_row = bp.dq_accum + q_row_offset(p, b, i, h) + qd + 2 * t;
 #pragma unroll
-                    for (int n = 0; n < D / 32; ++n) red_add_v2_f32(dq_row + n * 8, make_float2(dq[mi][n][2 * r], dq[mi][n][2 * r + 1]));
+                    for (int n = 0; n < D / WN / 8; ++n) red_add_v2_f32(dq_row + n * 8, make_float2(dq[mi][n][2 * r], dq[mi][n][2 * r + 1]));
                 }
         }
         // ANCHOR_END: dq_atomics

@@ -4,9 +4,13 @@
 pub const WARPS: u32 = 8;
 /// Keys a block owns, as in stage 22. Grid: (ceil(seqlen_k / BLOCK_KV), kv_heads, batch).
 pub const BLOCK_KV: u32 = 128;
-/// Query rows per step of the main kernel's loop: the M of S = Q K^T, dP = dO V^T and
-/// dQ = dS K, the k of dV += P^T dO and dK += dS^T Q.
-pub const BLOCK_Q: u32 = 64;
+/// Query rows per step of the main kernel's loop at `head_dim`: the M of S = Q K^T,
+/// dP = dO V^T and dQ = dS K, the k of dV += P^T dO and dK += dS^T Q. FlashAttention-2's
+/// tiles: 64 at d128, 128 at d64 (1.10-1.12 times 64 there on an H200:
+/// `bench/experiments/2026-11-28-backward-warp-tiles/`).
+pub const fn block_q(head_dim: usize) -> u32 {
+    if head_dim == 64 { 128 } else { 64 }
+}
 /// Slots of the cp.async ring of Q and dO tiles: the next step's arrive during this one.
 pub const NSTAGES: u32 = 2;
 /// The preprocess (D = rowsum(dO o O), and dQ's accumulator and semaphores zeroed): query
@@ -21,18 +25,19 @@ pub const POST_THREADS: u32 = 128;
 
 /// The main kernel's dynamic shared memory at `head_dim`: K and V, NSTAGES slots of Q and of
 /// dO (16-bit elements), the P and dS tiles [BLOCK_Q][BLOCK_KV] (16-bit), and NSTAGES slots
-/// of the query rows' LSE and D (fp32). 161 KiB at head dim 128, 97 KiB at 64.
+/// of the query rows' LSE and D (fp32). 161 KiB at head dim 128, 162 KiB at 64.
 #[allow(dead_code)]
 pub const fn main_smem_bytes(head_dim: usize) -> u32 {
-    let d = head_dim as u32;
-    (2 * BLOCK_KV * d + 2 * NSTAGES * BLOCK_Q * d + 2 * BLOCK_Q * BLOCK_KV) * 2
-        + NSTAGES * 2 * BLOCK_Q * 4
+    let (d, block_q) = (head_dim as u32, block_q(head_dim));
+    (2 * BLOCK_KV * d + 2 * NSTAGES * block_q * d + 2 * block_q * BLOCK_KV) * 2
+        + NSTAGES * 2 * block_q * 4
 }
 
 pub const SHARED_WITH_KERNEL: &[(&str, u32)] = &[
     ("WARPS", WARPS),
     ("BLOCK_KV", BLOCK_KV),
-    ("BLOCK_Q", BLOCK_Q),
+    ("BLOCK_Q_D64", block_q(64)),
+    ("BLOCK_Q_D128", block_q(128)),
     ("NSTAGES", NSTAGES),
     ("PRE_ROWS", PRE_ROWS),
     ("PRE_THREADS", PRE_THREADS),
