@@ -29,7 +29,10 @@ pub const QUANT_THREADS: u32 = 256;
 /// dim 64 the whole 64-byte row under the 64-byte swizzle (`mainloop_fp8.cuh`'s `BOX`).
 pub fn box_codes(head_dim: usize) -> (u32, CUtensorMapSwizzle) {
     if head_dim < 128 {
-        (head_dim as u32, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
+        (
+            head_dim as u32,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        )
     } else {
         (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
     }
