@@ -52,7 +52,7 @@ pub struct ToleratedSpill {
 }
 
 /// The spill bytes `kernel` may have under `spills` (0 when none names it).
-pub(crate) fn tolerated(spills: &[ToleratedSpill], kernel: &str) -> u32 {
+pub fn tolerated(spills: &[ToleratedSpill], kernel: &str) -> u32 {
     spills
         .iter()
         .find(|s| kernel.starts_with(s.kernel_prefix) && kernel.ends_with(s.kernel_suffix))

@@ -7,7 +7,7 @@ use harness::backward::BackwardArgs;
 use harness::kernels::kernel_name;
 use harness::{
     BackwardStage, DType, Gpu, GpuArch, KernelBundle, PrefillStage, Result, Stage, StageInfo,
-    TensorCores, Workload,
+    TensorCores, ToleratedSpill, Workload,
 };
 
 pub mod tiles;
@@ -38,6 +38,19 @@ impl Stage for Backward {
 
     fn workload(&self) -> Workload<'_> {
         Workload::Backward(self)
+    }
+
+    /// At d64 the main kernel's 128-query step holds S and dP in 32 x 64 tiles beside dK and
+    /// dV, and ptxas spills a little of it: 24 bytes on sm_90a, 68 on sm_80. The step was
+    /// measured with that spill, 1.10-1.12 times the 64-query step that spills nothing
+    /// (`bench/experiments/2026-11-28-backward-warp-tiles/`, call D3).
+    fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
+        const SPILLS: &[ToleratedSpill] = &[ToleratedSpill {
+            kernel_prefix: "bwd_",
+            kernel_suffix: "_d64",
+            bytes: 68,
+        }];
+        harness::tiled::tolerated(SPILLS, kernel)
     }
 }
 
