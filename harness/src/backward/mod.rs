@@ -12,10 +12,12 @@
 //! the forward's two.
 
 pub mod check;
+pub mod launch;
 pub mod params;
 pub mod run;
 pub mod testing;
 
+pub use launch::{ThreeKernels, launch_three};
 pub use params::{BackwardArgs, BwdParams};
 
 use crate::Problem;

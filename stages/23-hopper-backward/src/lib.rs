@@ -6,7 +6,7 @@
 //! MMA warpgroups running the five products on wgmma; causal blocks longest first. Hopper
 //! only (sm_90a). Book: "Stage 23: the backward on Hopper".
 
-use harness::backward::BackwardArgs;
+use harness::backward::{BackwardArgs, ThreeKernels};
 use harness::kernels::kernel_name;
 use harness::tensor_map::BackwardTensorMaps;
 use harness::tma::{SMEM_ALIGN_SLACK, timed_or_timeline_kernel_for};
@@ -72,10 +72,7 @@ impl Stage for HopperBackward {
     }
 
     fn tolerated_spill_bytes(&self, kernel: &str) -> u32 {
-        TOLERATED_SPILLS
-            .iter()
-            .find(|s| kernel.starts_with(s.kernel_prefix) && kernel.ends_with(s.kernel_suffix))
-            .map_or(0, |s| s.bytes)
+        harness::tiled::tolerated(TOLERATED_SPILLS, kernel)
     }
 }
 
@@ -94,31 +91,25 @@ impl BackwardStage for HopperBackward {
     fn launch_backward(&self, gpu: &Gpu, args: &BackwardArgs) -> Result<()> {
         let (p, dtype) = (&args.problem.shape, args.problem.dtype);
         let kernel = |prefix| KERNELS.function(gpu, &kernel_name(prefix, dtype, p.head_dim));
-        let rows = |per_block: u32| {
-            (
-                (p.seqlen_q as u32).div_ceil(per_block),
-                p.heads as u32,
-                p.batch as u32,
-            )
+        let shape = ThreeKernels {
+            pre_rows: tiles::PRE_ROWS,
+            pre_threads: tiles::PRE_THREADS,
+            block_kv: tiles::BLOCK_N,
+            main_threads: tiles::WARPS * 32,
+            main_smem: tiles::main_smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK,
+            post_rows: tiles::POST_ROWS,
+            post_threads: tiles::POST_THREADS,
         };
-        let keys = (
-            (p.seqlen_k as u32).div_ceil(tiles::BLOCK_N),
-            p.kv_heads as u32,
-            p.batch as u32,
-        );
+        let (pre_grid, keys, post_grid) = shape.grids(args);
         let params = &args.params;
         let maps =
             BackwardTensorMaps::new(params, dtype, tiles::block_m(p.head_dim), tiles::BLOCK_N)?;
-        let smem = tiles::main_smem_bytes(p.head_dim) + SMEM_ALIGN_SLACK;
         let main = timed_or_timeline_kernel_for(&INFO, "bwd", gpu, &params.fwd, &args.problem)?;
         let (pre, post) = (kernel("bwd_preprocess")?, kernel("bwd_postprocess")?);
-        let (pre_grid, post_grid) = (rows(tiles::PRE_ROWS), rows(tiles::POST_ROWS));
-        let pre_block = (tiles::PRE_THREADS, 1, 1);
-        let main_block = (tiles::WARPS * 32, 1, 1);
-        let post_block = (tiles::POST_THREADS, 1, 1);
-        gpu.launch_with(&pre, pre_grid, pre_block, 0, params)?;
-        gpu.launch_with_extra(&main, keys, main_block, smem, params, &maps)?;
-        gpu.launch_with(&post, post_grid, post_block, 0, params)
+        gpu.launch_with(&pre, pre_grid, (shape.pre_threads, 1, 1), 0, params)?;
+        let main_block = (shape.main_threads, 1, 1);
+        gpu.launch_with_extra(&main, keys, main_block, shape.main_smem, params, &maps)?;
+        gpu.launch_with(&post, post_grid, (shape.post_threads, 1, 1), 0, params)
     }
     // ANCHOR_END: launch
 }

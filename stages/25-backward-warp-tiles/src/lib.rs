@@ -3,8 +3,7 @@
 //! warps, dQ in 32-query tiles of 2 x 4, so every product loads fewer fragments per mma.
 //! Book: "Stage 25: the backward's warp tiles".
 
-use harness::backward::BackwardArgs;
-use harness::kernels::kernel_name;
+use harness::backward::{BackwardArgs, ThreeKernels, launch_three};
 use harness::{
     BackwardStage, DType, Gpu, GpuArch, KernelBundle, PrefillStage, Result, Stage, StageInfo,
     TensorCores, ToleratedSpill, Workload,
@@ -64,38 +63,16 @@ impl BackwardStage for Backward {
     /// Three kernels on one stream: the preprocess over the query rows, the main kernel with
     /// one block per 128 keys of a K/V head, the postprocess over the query rows again.
     fn launch_backward(&self, gpu: &Gpu, args: &BackwardArgs) -> Result<()> {
-        let (p, dtype) = (&args.problem.shape, args.problem.dtype);
-        let kernel = |prefix| KERNELS.function(gpu, &kernel_name(prefix, dtype, p.head_dim));
-        let rows = |per_block: u32| {
-            (
-                (p.seqlen_q as u32).div_ceil(per_block),
-                p.heads as u32,
-                p.batch as u32,
-            )
+        let shape = ThreeKernels {
+            pre_rows: tiles::PRE_ROWS,
+            pre_threads: tiles::PRE_THREADS,
+            block_kv: tiles::BLOCK_KV,
+            main_threads: tiles::WARPS * 32,
+            main_smem: tiles::main_smem_bytes(args.problem.shape.head_dim),
+            post_rows: tiles::POST_ROWS,
+            post_threads: tiles::POST_THREADS,
         };
-        let keys = (
-            (p.seqlen_k as u32).div_ceil(tiles::BLOCK_KV),
-            p.kv_heads as u32,
-            p.batch as u32,
-        );
-        let params = &args.params;
-        gpu.launch_with(
-            &kernel("bwd_preprocess")?,
-            rows(tiles::PRE_ROWS),
-            (tiles::PRE_THREADS, 1, 1),
-            0,
-            params,
-        )?;
-        let main_threads = tiles::WARPS * 32;
-        let smem = tiles::main_smem_bytes(p.head_dim);
-        gpu.launch_with(&kernel("bwd")?, keys, (main_threads, 1, 1), smem, params)?;
-        gpu.launch_with(
-            &kernel("bwd_postprocess")?,
-            rows(tiles::POST_ROWS),
-            (tiles::POST_THREADS, 1, 1),
-            0,
-            params,
-        )
+        launch_three(gpu, args, &KERNELS, &shape)
     }
     // ANCHOR_END: launch
 }
