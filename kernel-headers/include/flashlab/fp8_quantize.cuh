@@ -224,7 +224,7 @@ __device__ void fp8_quantize(const AttnParams& p) {
 // An FP8 stage's three preparation kernels at head dim D, bf16 in: `<prefix>_amax_bf16_d<D>`,
 // `<prefix>_amax_per_tensor_...` and `<prefix>_quantize_...`, from the stage's own `amax`,
 // `amax_per_tensor` and `quantize` (which say whether Q and K are rotated).
-#define FLASHLAB_EXPORT_FP8_PREP(prefix, D)                                                                                   \
-    FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_amax, amax, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS)               \
+#define FLASHLAB_EXPORT_FP8_PREP(prefix, D) \
+    FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_amax, amax, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS) \
     FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_amax_per_tensor, amax_per_tensor, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS) \
     FLASHLAB_EXPORT_WITH(flashlab::AttnParams, prefix##_quantize, quantize, __nv_bfloat16, bf16, D, flashlab::QUANT_THREADS)
