@@ -528,6 +528,11 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             Box::new(|| Ok(crate::backward::products_svg())),
         ),
         (
+            "backward-warp-tiles.svg",
+            "Stage 25's warp tiles, per step at d = 128 and d = 64: S and dP (queries by keys), dV and dK (keys by columns) and dQ (queries by columns), each split into its 8 warps' tiles, every warp in one colour across the products",
+            Box::new(|| Ok(crate::backward_tiles::warp_tiles_svg())),
+        ),
+        (
             "tma-box-8x64.svg",
             "TMA: an 8x64 bf16 box into shared memory, unswizzled",
             tma(TmaSwizzle::None),

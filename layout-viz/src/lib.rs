@@ -20,6 +20,7 @@ pub mod swizzle;
 // Hardware, simulation and drawing.
 pub mod atoms;
 pub mod backward;
+pub mod backward_tiles;
 pub mod bank;
 pub mod book;
 pub mod figure_size;

@@ -36,6 +36,7 @@ fn book_writes_every_manifest_entry() {
         "fp8-p-from-s.svg",
         "fp8-v-key-order.svg",
         "backward-products.svg",
+        "backward-warp-tiles.svg",
     ] {
         assert!(dir.join(promised).is_file(), "{promised}");
     }
