@@ -82,3 +82,53 @@ pub fn launch_three(
         params,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Problem;
+    use crate::backward::BwdParams;
+
+    /// Stage 22's and 25's shape (and stage 23's, with its own key block).
+    const SHAPE: ThreeKernels = ThreeKernels {
+        pre_rows: 64,
+        pre_threads: 128,
+        block_kv: 128,
+        main_threads: 256,
+        main_smem: 0,
+        post_rows: 64,
+        post_threads: 128,
+    };
+
+    fn args(
+        batch: usize,
+        heads: usize,
+        kv_heads: usize,
+        seqlen_q: usize,
+        seqlen_k: usize,
+    ) -> BackwardArgs {
+        let mut problem = Problem::new(batch, heads, seqlen_q, 128);
+        problem.shape.kv_heads = kv_heads;
+        problem.shape.seqlen_k = seqlen_k;
+        BackwardArgs {
+            problem,
+            params: BwdParams::default(),
+        }
+    }
+
+    #[test]
+    fn grids_cover_the_query_rows_and_the_key_blocks_of_each_kv_head() {
+        // GQA, seqlen_q != seqlen_k, neither a multiple of a block: the pre- and postprocess
+        // over ceil(300 / 64) row blocks of every query head, the main kernel over
+        // ceil(77 / 128) key blocks of every K/V head.
+        let (pre, main, post) = SHAPE.grids(&args(2, 8, 2, 300, 77));
+        assert_eq!(pre, (5, 8, 2));
+        assert_eq!(main, (1, 2, 2));
+        assert_eq!(post, (5, 8, 2));
+        let (pre, main, post) = SHAPE.grids(&args(1, 16, 16, 8192, 8192));
+        assert_eq!((pre, main, post), ((128, 16, 1), (64, 16, 1), (128, 16, 1)));
+        // One row, one key: one block each.
+        let (pre, main, post) = SHAPE.grids(&args(1, 1, 1, 1, 1));
+        assert_eq!((pre, main, post), ((1, 1, 1), (1, 1, 1), (1, 1, 1)));
+    }
+}
