@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Stage 25 as committed (stages/25-backward-warp-tiles/kernels/backward.cu) beside v4
 # (backward-v4-stepped-stores.cu.txt: the P and dS stores stepped from one offset a lane),
-# both in the standalone harness: builds both, checks v4 against the harness's CPU
-# backward, times both twice. Run from the repository root on the GPU machine; writes into $1.
+# both in the standalone harness: builds both, checks both against the harness's CPU
+# backward (the committed kernel's step indices were last reshaped after the session's GPU
+# time ran out, checked on the host only), times both twice. Run from the repository root
+# on the GPU machine; writes into $1.
 set -u
 out="$1"; mkdir -p "$out"
 exp=bench/experiments/2026-11-28-backward-stepped-stores-not-run
@@ -17,7 +19,7 @@ for v in 25 v4; do
   ( $nvcc "${common[@]}" -DKERNEL_FILE='"/tmp/ss-'$v'/backward.cu"' -o /tmp/ss-$v/test /tmp/ss-$v/test.cu > $out/build-$v.txt 2>&1; echo "build $v exit $?" ) &
 done
 wait
-timeout 300 /tmp/ss-v4/test > $out/check-v4.txt 2>&1; echo "check v4 exit $?: $(tail -n 1 $out/check-v4.txt)"
+for v in 25 v4; do timeout 300 /tmp/ss-$v/test > $out/check-$v.txt 2>&1; echo "check $v exit $?: $(tail -n 1 $out/check-$v.txt)"; done
 for round in 1 2; do for v in 25 v4; do
   timeout 120 /tmp/ss-$v/test time > $out/time-$v-$round.txt 2>&1
   echo "== $v round $round"; sed -E 's/^time //' $out/time-$v-$round.txt

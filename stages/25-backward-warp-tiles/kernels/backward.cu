@@ -158,13 +158,18 @@ __device__ void attention_backward(const BwdParams& bp) {
     const int m_blocks = ceil_div(p.seqlen_q, BLOCK_Q) - m_first;
     const int n_steps = group * m_blocks;
     // The step's head and query block, carried from step to step instead of divided out of
-    // it (an integer division is some 20 instructions, and stage 22 does three a step): cur
-    // for this step, nxt for the next. With dQ's row addresses taken from one 64-bit base a
-    // step, 1.03-1.05 times faster (bench/experiments/2026-11-28-backward-warp-tiles).
-    int cur_h = kv_head * group, cur_m = m_first;
-    int nxt_h = cur_h + (m_blocks == 1), nxt_m = m_blocks == 1 ? m_first : m_first + 1;
-    auto head_of = [&](int step) { return step == 0 ? kv_head * group : nxt_h; };
-    auto q_block_of = [&](int step) { return step == 0 ? m_first : nxt_m; };
+    // it (an integer division is some 20 instructions, and stage 22 does three a step): nxt
+    // for the step issue() and row_term() load (step 0 in the prologue, s + 1 during step s,
+    // the only steps they are asked for), cur for the step being computed. With dQ's row
+    // addresses taken from one 64-bit base a step, 1.03-1.05 times faster
+    // (bench/experiments/2026-11-28-backward-warp-tiles).
+    int nxt_h = kv_head * group, nxt_m = m_first, cur_h = nxt_h, cur_m = nxt_m;
+    auto advance = [&] {
+        cur_h = nxt_h, cur_m = nxt_m;
+        if (++nxt_m == m_first + m_blocks) nxt_m = m_first, ++nxt_h;
+    };
+    auto head_of = [&](int) { return nxt_h; };
+    auto q_block_of = [&](int) { return nxt_m; };
 
     // One commit group per step: its Q and dO tiles (step 0's also carries K and V).
     // Committed even when empty, so cp_async_wait<0> means the same in every step.
@@ -201,6 +206,7 @@ __device__ void attention_backward(const BwdParams& bp) {
                                              p.seqlen_k - kv_start);
     issue(0);
     if (threadIdx.x < 2 * BLOCK_Q) rows_smem[threadIdx.x] = row_term(0);
+    advance();  // cur: step 0; nxt: step 1
 
     // ANCHOR: warp_tiles
     // The warp's tile in each product, and where its lane's ldmatrix.x4 addresses start
@@ -414,8 +420,7 @@ __device__ void attention_backward(const BwdParams& bp) {
         }
         // ANCHOR_END: deterministic_count
         if (threadIdx.x < 2 * BLOCK_Q) rows_smem[((step + 1) % NSTAGES) * 2 * BLOCK_Q + threadIdx.x] = next_row_term;
-        cur_h = nxt_h, cur_m = nxt_m;
-        if (++nxt_m == m_first + m_blocks) nxt_m = m_first, ++nxt_h;
+        advance();
     }
     cp_async_wait<0>();  // no copy may still be landing when the block exits
 
