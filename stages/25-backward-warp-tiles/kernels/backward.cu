@@ -223,6 +223,7 @@ __device__ void attention_backward(const BwdParams& bp) {
     const int at_off0 = ps_offset((lane / 16) * 8 + lane % 8, ((lane / 8) % 2) * 8);
     const int bt_off0 = tile_offset<D>(((lane / 8) % 2) * 8 + lane % 8, (lane / 16) * 8);
     const int ds_a0 = ps_offset(qq + lane % 16, (lane / 16) * 8);
+    const int ps_store0 = ps_offset(sq + g, sk + 2 * t);  // the lane's first P and dS store
     static_assert(D / WN % 16 == 0, "dQ's column slices are whole pairs of n8 tiles");
     // ANCHOR_END: warp_tiles
 
@@ -347,7 +348,9 @@ __device__ void attention_backward(const BwdParams& bp) {
                 for (int n = 0; n < NT; ++n)
 #pragma unroll
                     for (int r = 0; r < 2; ++r) {
-                        const int at = ps_offset(sq + 16 * mi + g + 8 * r, sk + 8 * n + 2 * t);
+                        // Stepped from one offset: 8 n sets column bits the start leaves 0,
+                        // and whole 8-row steps keep the row's swizzle.
+                        const int at = (ps_store0 ^ (8 * n)) + (16 * mi + 8 * r) * BLOCK_KV;
                         *reinterpret_cast<uint32_t*>(p_smem + at) = pack2<T>(s_rmem[mi][n][2 * r], s_rmem[mi][n][2 * r + 1]);
                         *reinterpret_cast<uint32_t*>(ds_smem + at) = pack2<T>(dp_rmem[mi][n][2 * r], dp_rmem[mi][n][2 * r + 1]);
                     }

@@ -7,7 +7,7 @@
 # on the GPU machine; writes into $1.
 set -u
 out="$1"; mkdir -p "$out"
-exp=bench/experiments/2026-11-28-backward-stepped-stores-not-run
+exp=bench/experiments/2026-11-28-backward-stepped-stores
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 common=(-std=c++17 -O3 -lineinfo --expt-relaxed-constexpr -Xptxas=-v -I kernel-headers/include -gencode=arch=compute_90a,code=sm_90a
   -DFLASHLAB_HOST_NSTAGES=2 -DFLASHLAB_HOST_WARPS=8 -DFLASHLAB_HOST_BLOCK_KV=128
