@@ -35,6 +35,7 @@ harness::test_main!(Needs::Cpu => [
     derived_numbers_use_the_harness_flop_count,
     only_rows_that_passed_are_plotted,
     plots_are_written_and_deterministic,
+    speedups_follow_the_ladder_tree,
     the_ladder_is_drawn_from_two_branches_deterministically,
     the_results_table_marks_failures_and_skips,
     dates_are_iso_utc,
@@ -440,6 +441,46 @@ fn only_rows_that_passed_are_plotted() {
     assert_eq!(speedups[0].label, "stage 2 over 1");
     let (_, s) = speedups[0].points[0];
     assert!((s - 4.9 / 1.1).abs() < 1e-3, "{s}");
+}
+
+/// The speedup plot draws each stage over the nearest stage of the run it builds on: in the
+/// H200 backward record, stage 25 (built on 22) over 22, not over 23, the number before it.
+/// Stage 23 builds on 19, which the run has not, so it falls back to the number before it.
+fn speedups_follow_the_ladder_tree() {
+    let results =
+        BenchResults::read(&root().join("bench/records/h200-backward/sweep/bench.json")).unwrap();
+    for (dim, causal) in [(64, false), (128, true)] {
+        let labels: Vec<String> = plots::speedup_series(&results.rows, dim, causal)
+            .into_iter()
+            .map(|s| s.label)
+            .collect();
+        assert_eq!(
+            labels,
+            ["stage 23 over 22", "stage 25 over 22"],
+            "d{dim} causal {causal}"
+        );
+    }
+    let row = |stage: u32| {
+        results
+            .rows
+            .iter()
+            .find(|r| {
+                r.stage == Some(stage)
+                    && r.problem.shape.head_dim == 128
+                    && !r.problem.causal
+                    && r.problem.shape.seqlen_q == 8192
+            })
+            .and_then(|r| r.tflops)
+            .unwrap()
+    };
+    let speedups = plots::speedup_series(&results.rows, 128, false);
+    let (_, s) = speedups[1]
+        .points
+        .iter()
+        .find(|p| p.0 == 8192.0)
+        .copied()
+        .unwrap();
+    assert!((s - row(25) / row(22)).abs() < 1e-9, "{s}");
 }
 
 fn plots_are_written_and_deterministic() {

@@ -93,8 +93,11 @@ pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series
         });
     let numbers: Vec<u32> = stages.keys().copied().collect();
     let mut out = Vec::new();
-    for pair in numbers.windows(2) {
-        let (a, b) = (pair[0], pair[1]);
+    for (i, &b) in numbers.iter().enumerate().skip(1) {
+        // The ladder is a tree: a stage is drawn over the nearest stage of the run on its
+        // path down the tree (the one it builds on, or that one's parent, ...), else over
+        // the run's stage numbered just before it.
+        let a = nearest_ancestor_in(b, &numbers).unwrap_or(numbers[i - 1]);
         let mut points: Vec<(f64, f64)> = stages[&b]
             .iter()
             .filter_map(|rb| {
@@ -116,6 +119,19 @@ pub fn speedup_series(rows: &[Row], head_dim: usize, causal: bool) -> Vec<Series
         }
     }
     out
+}
+
+/// The closest stage on `stage`'s path down the ladder tree (its parent, its parent's
+/// parent, ...) that is among `numbers`.
+fn nearest_ancestor_in(stage: u32, numbers: &[u32]) -> Option<u32> {
+    let mut at = crate::stages::find(stage).ok()?.info().builds_on;
+    while let Some(p) = at {
+        if numbers.contains(&p) {
+            return Some(p);
+        }
+        at = crate::stages::find(p).ok()?.info().builds_on;
+    }
+    None
 }
 
 /// The y axis of a panel.
@@ -461,7 +477,7 @@ pub fn write_all(res: &BenchResults, dir: &Path) -> Result<Vec<PathBuf>> {
         let path = dir.join(SPEEDUPS_SVG);
         draw_figure(
             &path,
-            ("Each stage over the one before", &subtitle),
+            ("Each stage over the one it builds on", &subtitle),
             &panels,
             x,
         )?;
