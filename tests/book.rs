@@ -933,7 +933,7 @@ fn book_pointers_in_stage_sources_name_a_heading() {
         let dir = entry.unwrap().path();
         dirs.extend(["src", "kernels"].map(|sub| dir.join(sub)));
     }
-    let headers = Path::new(flashlab_kernel_headers::INCLUDE_DIR).join("flashlab");
+    let headers = flashlab_kernel_headers::include_dir_for(&root()).join("flashlab");
     dirs.extend([headers.clone(), headers.join("hopper")]);
     for dir in dirs {
         if let Ok(list) = fs::read_dir(dir) {

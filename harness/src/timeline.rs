@@ -812,8 +812,10 @@ mod tests {
 
     /// timeline.cuh, read from the shared headers' crate.
     fn header() -> String {
-        let path = std::path::Path::new(flashlab_kernel_headers::INCLUDE_DIR)
-            .join("flashlab/timeline.cuh");
+        let path = flashlab_kernel_headers::include_dir_for(std::path::Path::new(env!(
+            "CARGO_MANIFEST_DIR"
+        )))
+        .join("flashlab/timeline.cuh");
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 

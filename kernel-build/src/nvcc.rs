@@ -167,7 +167,8 @@ fn compile(host_constants: &[(&str, u32)], fixed_archs: Option<&str>) {
     );
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let kernels_dir = manifest_dir.join("kernels");
-    let include_dir = PathBuf::from(flashlab_kernel_headers::INCLUDE_DIR);
+    // This checkout's headers, even when the headers crate was compiled in another one.
+    let include_dir = flashlab_kernel_headers::include_dir_for(&manifest_dir);
     let root = workspace_root(&manifest_dir);
 
     let mut sources = list_files(&kernels_dir, "cu");

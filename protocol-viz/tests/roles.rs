@@ -30,7 +30,9 @@ fn code(path: &str) -> Vec<String> {
 
 /// A shared header's code lines, as [`code`] gives them.
 fn header(path: &str) -> Vec<String> {
-    code(&format!("{}/{path}", flashlab_kernel_headers::INCLUDE_DIR))
+    let include =
+        flashlab_kernel_headers::include_dir_for(std::path::Path::new(env!("CARGO_MANIFEST_DIR")));
+    code(&format!("{}/{path}", include.display()))
 }
 
 /// The index of the first line at or after `from` that contains `needle`.
@@ -42,7 +44,7 @@ fn find(lines: &[String], from: usize, needle: &str) -> usize {
         .unwrap_or_else(|| panic!("no line with `{needle}` after line {from}"))
 }
 
-/// Shared headers, under `flashlab_kernel_headers::INCLUDE_DIR`.
+/// Shared headers, under the checkout's `kernel-headers/include`.
 const PIPELINE: &str = "flashlab/hopper/pipeline.cuh";
 const PRODUCER: &str = "flashlab/hopper/producer.cuh";
 const TURNS: &str = "flashlab/hopper/turns.cuh";
