@@ -26,7 +26,7 @@ pub const KEY_PAD: usize = 64;
 pub const QUANT_ROWS: usize = 64;
 pub const QUANT_THREADS: u32 = 256;
 /// Codes a TMA box row of Q or K holds: 128 bytes, the 128-byte swizzle's span, or at head
-/// dim 64 the whole 64-byte row under the 64-byte swizzle (`mainloop_fp8.cuh`'s `BOX`).
+/// dim 64 the whole 64-byte row under the 64-byte swizzle (`mainloop_fp8.cuh`'s `FP8_QK_BOX`).
 pub fn box_codes(head_dim: usize) -> (u32, CUtensorMapSwizzle) {
     if head_dim < 128 {
         (

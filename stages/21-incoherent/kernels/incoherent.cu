@@ -82,7 +82,7 @@ __device__ __forceinline__ T* o_tile(const Tiles<D>& s) {
 // keys, at key t BLOCK_KV.
 template <int D, int ROWS>
 __device__ __forceinline__ void tma_load_codes(uint8_t* tile, const TensorMap* map, uint64_t* bar, int head, int row0, int b) {
-    constexpr int BOX = D < 128 ? D : 128;
+    constexpr int BOX = FP8_QK_BOX<D>;
 #pragma unroll
     for (int c = 0; c < D / BOX; ++c) tma_load_4d(tile + c * ROWS * BOX, map, bar, c * BOX, head, row0, b);
 }

@@ -168,14 +168,12 @@ __device__ void attention_backward(const BwdParams& bp) {
         cur_h = nxt_h, cur_m = nxt_m;
         if (++nxt_m == m_first + m_blocks) nxt_m = m_first, ++nxt_h;
     };
-    auto head_of = [&](int) { return nxt_h; };
-    auto q_block_of = [&](int) { return nxt_m; };
 
     // One commit group per step: its Q and dO tiles (step 0's also carries K and V).
     // Committed even when empty, so cp_async_wait<0> means the same in every step.
     auto issue = [&](int step) {
         if (step < n_steps) {
-            const int h = head_of(step), q_start = q_block_of(step) * BLOCK_Q, slot = step % NSTAGES;
+            const int h = nxt_h, q_start = nxt_m * BLOCK_Q, slot = step % NSTAGES;
             load_tile_async<T, D, BLOCK_Q, THREADS>(q_smem + slot * BLOCK_Q * D,
                                                     static_cast<const T*>(p.q) + q_row_offset(p, b, q_start, h), q_stride,
                                                     p.seqlen_q - q_start);
@@ -191,9 +189,9 @@ __device__ void attention_backward(const BwdParams& bp) {
     // is 0 for them, with no mask.
     auto row_term = [&](int step) {
         if (step >= n_steps || threadIdx.x >= 2 * BLOCK_Q) return 0.f;
-        const int i = q_block_of(step) * BLOCK_Q + threadIdx.x % BLOCK_Q;
+        const int i = nxt_m * BLOCK_Q + threadIdx.x % BLOCK_Q;
         if (i >= p.seqlen_q) return threadIdx.x < BLOCK_Q ? CUDART_INF_F : 0.f;
-        const long long at = lse_index(p, b, head_of(step), i);
+        const long long at = lse_index(p, b, nxt_h, i);
         if (threadIdx.x >= BLOCK_Q) return bp.delta[at];
         const float lse = p.lse[at];
         return lse == -CUDART_INF_F ? CUDART_INF_F : lse * CUDART_L2E_F;

@@ -12,6 +12,13 @@
 
 namespace flashlab {
 
+// Codes in a row of a Q or K box: 128, the 128-byte swizzle's span, or at head dim 64 the
+// whole 64-byte row under the 64-byte swizzle. The producer's copies (the stages'
+// tma_load_codes) and the descriptors below both read it; the host's tensor maps take the
+// same rule (harness::fp8::box_codes).
+template <int D>
+constexpr int FP8_QK_BOX = D < 128 ? D : 128;
+
 // ANCHOR: warpgroup_mma_fp8
 // Per thread: O's 64 x D block is D / 2 floats and S's 64 x BLOCK_KV block BLOCK_KV / 2, as at
 // 16 bits; P is half as many registers, four codes each, one 64 x 32 k-step per [kk]. And one
@@ -43,7 +50,7 @@ struct WarpgroupMmaFp8 {
     // of codes is 64 bytes, one box under the 64-byte swizzle (2 steps; 8 rows, 512 bytes,
     // between groups). V^T: [D] rows of BLOCK_KV (128) keys, one box; its k-steps (32 keys)
     // walk along the row the same way.
-    static constexpr int BOX = D < 128 ? D : 128;  // bytes (codes) of a Q or K box row
+    static constexpr int BOX = FP8_QK_BOX<D>;  // bytes (codes) of a Q or K box row
     __device__ __forceinline__ static uint64_t qk_desc(const uint8_t* rows, int tile_rows, int kk) {
         constexpr int STEPS = BOX / 32;  // k-steps in one box row
         const uint8_t* at = rows + (kk / STEPS) * tile_rows * BOX + (kk % STEPS) * 32;
