@@ -299,10 +299,12 @@ fn backward_steps(problem: &Problem, block: u32) -> u32 {
     (s.heads / s.kv_heads) as u32 * (m_end - m_first)
 }
 
-/// Whether stage 23 issues dV += Pᵀ dO once dSᵀ is computed, inside dSᵀ's phase, as at 128
-/// query rows a step (head dim 64: hopper/backward_mainloop.cuh's PACK_P_LATE), rather than
-/// before dPᵀ completes, as at 64.
-fn dv_after_ds(problem: &Problem) -> bool {
+/// Stage 23's order within a step, by its query rows a step (hopper/backward_mainloop.cuh):
+/// at 128 (head dim 64) dV += Pᵀ dO is issued once dSᵀ is computed, inside dSᵀ's phase
+/// (PACK_P_LATE), and dK before the warpgroups meet, dQ's tile stored once all three are
+/// complete; at 64 (head dim 128) dV is issued before dPᵀ completes, and dQ before dK
+/// (DQ_FIRST), its tile stored while dK runs.
+fn rows128(problem: &Problem) -> bool {
     stage23_hopper_backward::tiles::block_m(problem.shape.head_dim) == 128
 }
 
@@ -313,7 +315,7 @@ fn dv_after_ds(problem: &Problem) -> bool {
 /// added (read) before the MMA warpgroups write the next one.
 fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
     assert_lanes_plausible(label, problem, t);
-    let dv_after_ds = dv_after_ds(problem);
+    let rows128 = rows128(problem);
     for block in 0..BLOCKS {
         let lanes: Vec<&Lane> = t.lanes.iter().filter(|l| l.block == block).collect();
         let names: Vec<String> = lanes.iter().map(|l| l.name()).collect();
@@ -376,9 +378,10 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     span(l, Phase::DqStore, k),
                 );
                 // The kernel's order: Sᵀ and dPᵀ issued; Pᵀ once Sᵀ is in; dV issued;
-                // dPᵀ complete; dSᵀ (at 128 query rows a step: dPᵀ complete; dSᵀ, with dV
-                // issued in it); dS written (sync); dQ issued; all complete; dQ's tile free
-                // (sync); dQ stored.
+                // dPᵀ complete; dSᵀ; dS written (sync); dQ and dK issued; dQ complete, its
+                // tile free (sync) and stored; dK complete. At 128 query rows a step: dPᵀ
+                // complete; dSᵀ, with dV issued in it; dK issued, dS written (sync); dQ
+                // issued; all complete; dQ's tile free (sync); dQ stored.
                 let mut order = vec![
                     ("wait full starts", wait.start_cycle),
                     ("wait full ends", wait.end_cycle),
@@ -397,7 +400,11 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     ("dQ store ends", store.end_cycle),
                 ];
                 let dv_issued = ("dV issued", grads.start_cycle);
-                order.insert(if dv_after_ds { 7 } else { 5 }, dv_issued);
+                order.insert(if rows128 { 7 } else { 5 }, dv_issued);
+                if !rows128 {
+                    let complete = order.remove(11);
+                    order.push(complete);
+                }
                 for pair in order.windows(2) {
                     assert!(
                         pair[0].1 <= pair[1].1,
@@ -414,7 +421,7 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                     "{}: step {k} starts before the step before it ended",
                     at(l)
                 );
-                previous_end = store.end_cycle;
+                previous_end = store.end_cycle.max(grads.end_cycle);
                 // A step's Q and dO land after the load warp began issuing them.
                 assert!(
                     wait.end_cycle >= span(load, Phase::Load, k).start_cycle,
@@ -659,11 +666,13 @@ mod synthetic {
     /// Stage 23's block `block` as its kernel records it, `steps` steps of 1000 cycles at
     /// 1.5 GHz: the load warp (slot 0) issues each step's tiles before the MMA warpgroups
     /// (slots 2 and 3) wait for them, the writer (slot 1) adds dQ's tile after they stored
-    /// it, and they store the next after its add. `dv_after_ds`: dV issued inside dSᵀ's
-    /// phase (128 query rows a step), not before dPᵀ completed. A Sync that ends at a
+    /// it, and they store the next after its add. `rows128`: the order at 128 query rows a
+    /// step, dV issued inside dSᵀ's phase and dQ's tile stored after dV, dK and dQ are
+    /// complete; else dV issued before dPᵀ completed and dQ's tile stored while dK runs
+    /// (`rows128` above). A Sync that ends at a
     /// `bar.sync` (the writer's, and the MMA warpgroups' second) lasts 2 cycles, as the
     /// kernel records it (`assert_backward`), the wait falling after it.
-    fn backward_block(block: u32, steps: u32, dv_after_ds: bool) -> Vec<Vec<RawEvent>> {
+    fn backward_block(block: u32, steps: u32, rows128: bool) -> Vec<Vec<RawEvent>> {
         let (ns0, c0) = (
             1_000_000 + 300 * u64::from(block),
             50_000 * u64::from(block + 1),
@@ -692,7 +701,12 @@ mod synthetic {
             writer.push(event(block, 1, Phase::DqReduce, k, b + 995, b + 1_040));
         }
         let mut lanes = vec![with_clocks(0, load), with_clocks(1, writer)];
-        let dv_issued = if dv_after_ds { 450 } else { 300 };
+        // dV's issue; dV, dK and dQ complete; dQ's tile free (the second Sync); dQ stored.
+        let (dv_issued, complete, free, stored) = if rows128 {
+            (450, 850, 850, (900, 990))
+        } else {
+            (300, 995, 700, (750, 840))
+        };
         for wg in 2..4u8 {
             let mut mma = Vec::new();
             for k in 0..steps {
@@ -703,9 +717,9 @@ mod synthetic {
                     (Phase::BwdScores, 20, 400),
                     (Phase::BwdDs, 400, 550),
                     (Phase::Sync, 560, 600),
-                    (Phase::BwdGrads, dv_issued, 850),
-                    (Phase::Sync, 850, 852),
-                    (Phase::DqStore, 900, 990),
+                    (Phase::BwdGrads, dv_issued, complete),
+                    (Phase::Sync, free, free + 2),
+                    (Phase::DqStore, stored.0, stored.1),
                 ] {
                     mma.push(event(block, wg, phase, k, b + start, b + end));
                 }
@@ -717,11 +731,11 @@ mod synthetic {
         lanes
     }
 
-    fn backward_buffer(problem: &Problem, dv_after_ds: bool) -> TimelineBuffer {
+    fn backward_buffer(problem: &Problem, rows128: bool) -> TimelineBuffer {
         let stride = harness::timeline::backward_stride_for(problem);
         let mut buf = TimelineBuffer::zeroed(BLOCKS, stride);
         for b in 0..BLOCKS {
-            for (slot, events) in backward_block(b, backward_steps(problem, b), dv_after_ds)
+            for (slot, events) in backward_block(b, backward_steps(problem, b), rows128)
                 .iter()
                 .enumerate()
             {
@@ -739,7 +753,7 @@ mod synthetic {
                 .collect::<Vec<_>>(),
             [16, 16, 16]
         );
-        let t = Timeline::from_buffer(&backward_buffer(&problem, dv_after_ds(&problem))).unwrap();
+        let t = Timeline::from_buffer(&backward_buffer(&problem, rows128(&problem))).unwrap();
         assert_backward("23 (hopper-backward)", &problem, &t);
 
         // Causal at head dim 64 (128 query rows a step): blocks 0 and 1 hold key block 0 of
@@ -753,7 +767,7 @@ mod synthetic {
                 .collect::<Vec<_>>(),
             [8, 8, 7]
         );
-        let t = Timeline::from_buffer(&backward_buffer(&causal, dv_after_ds(&causal))).unwrap();
+        let t = Timeline::from_buffer(&backward_buffer(&causal, rows128(&causal))).unwrap();
         assert_backward("23 (hopper-backward)", &causal, &t);
         // Read as the unmasked problem at head dim 128 (64 rows a step), its blocks have too
         // few steps; read with dV issued before dPᵀ completed, its steps are out of order.
@@ -783,14 +797,15 @@ mod synthetic {
                 .expect("the checks must fail");
             failure.downcast_ref::<String>().unwrap().clone()
         };
-        // Done reading dQ's tile before the warpgroups began storing it (at 900).
-        let message = moved(870, 880);
+        // Done reading dQ's tile before the warpgroups began storing it (at 750, head dim
+        // 128's order).
+        let message = moved(720, 730);
         assert!(
             message.contains("block 1 MMA 0: step 3: the writer's add had read dQ's tile at cycle"),
             "{message}"
         );
-        // Still reading it when they had stored the next (step 4's stores end at 1990).
-        let message = moved(995, 1_995);
+        // Still reading it when they had stored the next (step 4's stores end at 1840).
+        let message = moved(995, 1_845);
         assert!(
             message.contains("block 1 MMA 0: step 4: dQ's tile was stored by cycle"),
             "{message}"

@@ -188,7 +188,7 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         // BLOCK_M 128 (Mma::PACK_P_LATE): issued once dS^T is computed, with P^T packed after
         // it (FlashAttention-3's order): with dV in flight here, P^T's floats, P^T packed and
         // dP^T would not fit the registers together.
-        uint64_t grads = 0;  // the timeline's BwdGrads: from dV's issue until dQ is complete
+        uint64_t grads = 0;  // the timeline's BwdGrads: from dV's issue until dV, dK and dQ are complete
         const auto dv_issue = [&] {
             grads = tl.now();
             warpgroup.dv_issue(d_o);
@@ -199,13 +199,15 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         T* ds_tile = s.ds_buffer(step);
         FL_PHASE(tl, Phase::BwdDs, step, warpgroup.ds_from_dp(rows + BM); if constexpr (Mma::PACK_P_LATE) dv_issue();
                  warpgroup.store_ds(ds_tile));
-        // dK += dS^T Q runs while the two warpgroups meet: dQ = dS K reads both warpgroups' dS^T rows.
-        warpgroup.dk_issue(q);
-        fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
-        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
-        warpgroup.dq_issue(ds_tile, s.k);
-        warpgroup.wait_all();
-        tl.record(Phase::BwdGrads, step, grads);
+        // dQ's tile to the writer, once it has read the last step's.
+        const auto dq_to_writer = [&] {
+            FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DQ_EMPTY, DQ_THREADS));
+            FL_PHASE(tl, Phase::DqStore, step, {
+                warpgroup.store_dq(s.dq);
+                fence_proxy_async_smem();  // before the bulk reduce reads the tile
+                named_barrier_arrive(DQ_FULL, DQ_THREADS);
+            });
+        };
         // Q, dO and the row terms read: the producer may refill the slot. Every thread arrives
         // on the slot's empty barrier, which counts them all (BwdBarriers), where Pipeline's
         // consumer_release has lane 0 of each warp arrive: every lane read row terms
@@ -215,17 +217,36 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         // racing with the reads under lane 0's arrival alone, though the DS_WRITTEN barrier
         // between the reads and the arrival orders them too in PTX's memory model; a
         // __syncwarp() before lane 0's arrival compiles to a NOP here (the warp is converged).
-        mbarrier_arrive(&s.bar->qdo.empty[st.index]);
-        // dQ to the writer, once it has read the last step's tile.
-        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DQ_EMPTY, DQ_THREADS));
-        FL_PHASE(tl, Phase::DqStore, step, {
-            warpgroup.store_dq(s.dq);
-            fence_proxy_async_smem();  // before the bulk reduce reads the tile
-            named_barrier_arrive(DQ_FULL, DQ_THREADS);
-        });
+        const auto release_slot = [&] { mbarrier_arrive(&s.bar->qdo.empty[st.index]); };
+        // dQ = dS K reads both warpgroups' dS^T rows: the two warpgroups meet first.
+        if constexpr (Mma::DQ_FIRST) {
+            // BLOCK_M 64: dQ, then dK, and dQ's tile stored while dK runs.
+            fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
+            FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
+            warpgroup.dq_issue(ds_tile, s.k);
+            warpgroup.dk_issue(q);
+            warpgroup.wait_dq();
+            dq_to_writer();
+            warpgroup.wait_all();
+            tl.record(Phase::BwdGrads, step, grads);
+            release_slot();
+        } else {
+            // BLOCK_M 128: dK first, running while the two warpgroups meet, then dQ.
+            warpgroup.dk_issue(q);
+            fence_proxy_async_smem();
+            FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
+            warpgroup.dq_issue(ds_tile, s.k);
+            warpgroup.wait_all();
+            tl.record(Phase::BwdGrads, step, grads);
+            release_slot();
+            dq_to_writer();
+        }
         st.advance();
     });
-    FL_PHASE(tl, Phase::Epilogue, w.steps(), store_dk_dv<T, D>(bp, warpgroup.dk, warpgroup.dv, key0, w));
+    // dK and dV through K's and V's tiles, once the other warpgroup's last dQ = dS K, which
+    // reads every key's row of K, is complete too.
+    FL_PHASE(tl, Phase::Epilogue, w.steps(), named_barrier_sync(KV_READ, MMA_THREADS);
+             store_dk_dv<T, D>(bp, warpgroup.dk, warpgroup.dv, key0, w, s.k, s.v));
     tl.clock();
 }
 // ANCHOR_END: mma

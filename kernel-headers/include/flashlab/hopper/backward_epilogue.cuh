@@ -1,7 +1,8 @@
 // hopper/backward_epilogue.cuh: what leaves a block of the Hopper backward. dQ, once per
 // query block: the writer warp adds the fp32 tile the MMA warpgroups wrote to dQ's global
 // accumulator with one bulk reduce-add, in the deterministic order when asked. dK and dV,
-// once per block, after the last query block: straight from the MMA warpgroups' registers.
+// once per block, after the last query block: from the MMA warpgroups' registers, through
+// shared memory.
 // Book: "Stage 23: the backward on Hopper", section "dQ by bulk reduce-add".
 #pragma once
 #include "../atomic.cuh"
@@ -77,26 +78,47 @@ __device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_t
 
 // ANCHOR: store_dk_dv
 // dK (times the scale) and dV of the warpgroup's keys, summed over every query row of every
-// head of the group, written once from the registers: rows g and g + 8 of each warp's 16
-// keys, two columns a thread and store; keys past seqlen_k not at all. A block writes them
-// once, after all its steps, so this costs what the last step's copies would save.
+// head of the group, written once, after all the block's steps. Straight from the
+// accumulator, a store is 4 bytes a lane and 16 bytes of each of 8 rows: half a 32-byte
+// sector a row, 64 stores a thread at D = 128, and the block's last 5 µs went to them
+// (book: "The epilogue through shared memory"). So each warp stages its 16 keys' rows in
+// shared memory first, in K's and V's tiles (the caller makes sure no product reads them
+// any more), and reads them back 16 bytes a lane: whole rows a store, 16 stores a thread at
+// D = 128, 8 at D = 64. The staged rows are D elements, each 16-byte chunk XORed with the
+// row mod 8: the 8 rows of a 4-byte store then fall on 8 different chunks, all 32 banks, and
+// 8 lanes reading one row's chunks do too. A warp reads back only rows it wrote, so a
+// __syncwarp() orders the two. Keys past seqlen_k are not written.
 template <typename T, int D>
 __device__ __forceinline__ void store_dk_dv(const BwdParams& bp, const float (&dk)[D / 2], const float (&dv)[D / 2], int key0,
-                                            const BwdWork& w) {
+                                            const BwdWork& w, T* dk_stage, T* dv_stage) {
     const AttnParams& p = bp.fwd;
+    constexpr int CHUNKS = D / 8;  // 16-byte chunks of a row
     const int lane = threadIdx.x % 32;
+    const int row0 = key0 - w.n_start + threadIdx.x % 128 / 32 * 16;  // the warp's first key, in the block
+    const auto chunk_at = [](int row, int chunk) { return row * CHUNKS + (chunk ^ (row % 8)); };  // in uint4s
+    uint4* dk_s = reinterpret_cast<uint4*>(dk_stage);
+    uint4* dv_s = reinterpret_cast<uint4*>(dv_stage);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        const RowCol rc = mma_m16n8_c(lane, 2 * r);
-        const int j = key0 + threadIdx.x % 128 / 32 * 16 + rc.row;
-        if (j >= p.seqlen_k) continue;
-        T* dk_row = static_cast<T*>(bp.dk) + kv_row_offset(p, w.b, j, w.kv_head) + rc.col;
-        T* dv_row = static_cast<T*>(bp.dv) + kv_row_offset(p, w.b, j, w.kv_head) + rc.col;
+        const RowCol rc = mma_m16n8_c(lane, 2 * r);  // rows g and g + 8, columns 8 n + 2 t, + 1
+        const int row = row0 + rc.row;
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) {
-            *reinterpret_cast<uint32_t*>(dk_row + n * 8) = pack2<T>(dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale);
-            *reinterpret_cast<uint32_t*>(dv_row + n * 8) = pack2<T>(dv[4 * n + 2 * r], dv[4 * n + 2 * r + 1]);
+            reinterpret_cast<uint32_t*>(dk_s + chunk_at(row, n))[rc.col / 2] =
+                pack2<T>(dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale);
+            reinterpret_cast<uint32_t*>(dv_s + chunk_at(row, n))[rc.col / 2] = pack2<T>(dv[4 * n + 2 * r], dv[4 * n + 2 * r + 1]);
         }
+    }
+    __syncwarp();
+    static_assert(16 * CHUNKS % 32 == 0, "whole rounds of the warp's 16 rows");
+#pragma unroll
+    for (int i = 0; i < 16 * CHUNKS / 32; ++i) {
+        const int row = row0 + (i * 32 + lane) / CHUNKS, chunk = lane % CHUNKS;
+        const int j = w.n_start + row;
+        if (j >= p.seqlen_k) continue;
+        const long long at = kv_row_offset(p, w.b, j, w.kv_head) + chunk * 8;
+        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dk) + at) = dk_s[chunk_at(row, chunk)];
+        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dv) + at) = dv_s[chunk_at(row, chunk)];
     }
 }
 // ANCHOR_END: store_dk_dv

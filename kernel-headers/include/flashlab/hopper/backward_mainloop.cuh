@@ -48,6 +48,10 @@ struct BackwardMma {
     // and dP^T, 64 + 32 + 64 registers with dK and dV's 64 beside them, left ptxas too few
     // of the 240 (152 bytes of spills, and wgmma serialized).
     static constexpr bool PACK_P_LATE = BLOCK_M == 128;
+    // Whether dQ = dS K is issued before dK += dS^T Q, so that dQ's tile is stored for the
+    // writer while dK runs (FlashAttention-3's order). BLOCK_M 64: yes. BLOCK_M 128: no, dK
+    // is issued before the warpgroups meet, so that it runs while they wait for each other.
+    static constexpr bool DQ_FIRST = BLOCK_M == 64;
     // ANCHOR: accumulators
     float dk[D / 2] = {};
     float dv[D / 2] = {};
@@ -128,8 +132,9 @@ struct BackwardMma {
         for (int kk = 0; kk < BLOCK_N / 16; ++kk) wgmma_ss_mn<T, DQ_COLS>(dq, ds_desc(ds_tile, kk), k_mn_desc(k_tile, kk), kk > 0);
         wgmma_commit();
     }
-    // The groups complete in the order they were issued: S^T, dP^T, dV, dK, dQ (with
-    // PACK_P_LATE, S^T, dP^T, then dV once dP^T is complete).
+    // The groups complete in the order they were issued: S^T, dP^T, dV, dQ, dK with DQ_FIRST
+    // (BLOCK_M 64), and S^T, dP^T, dV, dK, dQ without it, where dV is issued only once dP^T is
+    // complete (PACK_P_LATE).
     __device__ __forceinline__ void wait_s() {  // S^T is complete (dP^T may run)
         wgmma_wait<1>();
         wgmma_fence_operands(s);
@@ -137,6 +142,11 @@ struct BackwardMma {
     __device__ __forceinline__ void wait_dp() {  // dP^T is complete (dV may run, if issued before it)
         wgmma_wait<PACK_P_LATE ? 0 : 1>();
         wgmma_fence_operands(dp);
+    }
+    __device__ __forceinline__ void wait_dq() {  // DQ_FIRST: dV and dQ are complete (dK, issued after dQ, may run)
+        wgmma_wait<1>();
+        wgmma_fence_operands(dv);
+        wgmma_fence_operands(dq);
     }
     __device__ __forceinline__ void wait_all() {  // dV, dK and dQ are complete
         wgmma_wait<0>();

@@ -31,8 +31,9 @@ enum BwdNamedBarrier : int {
     DS_WRITTEN = 5,  // both MMA warpgroups have stored their dS^T rows: dQ = dS K may read them
     DQ_FULL = 6,     // the MMA warpgroups have written the fp32 dQ tile: the writer may add it
     DQ_EMPTY = 7,    // the writer's bulk reduce has read the dQ tile: it may be written again
+    KV_READ = 8,     // both MMA warpgroups' last products are complete: K's and V's tiles may stage dK and dV
 };
-constexpr int MMA_THREADS = 2 * 128;          // DS_WRITTEN: the two MMA warpgroups
+constexpr int MMA_THREADS = 2 * 128;          // DS_WRITTEN and KV_READ: the two MMA warpgroups
 constexpr int DQ_THREADS = MMA_THREADS + 32;  // DQ_FULL and DQ_EMPTY: and the writer warp
 // ANCHOR_END: named_barriers
 
