@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Session 10, call R3 (one warm machine for calls R1-R7): FlashAttention-4's part 3 stashed.
+bash dist/fa4-part3/install-fa4.sh 2>&1 | tail -1
