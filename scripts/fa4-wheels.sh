@@ -4,15 +4,16 @@
 # folders small enough for one device call each (the device tool carries at most 64 MiB
 # a call, and the CUDA 13 CuTe DSL wheel alone is about 88 MiB, so it is cut in pieces).
 #
-# Usage: scripts/fa4-wheels.sh [--python-version 3.12] [--platform TAG]... [--part-mib 50]
+# Usage: scripts/fa4-wheels.sh [--python-version 3.12] [--platform TAG]... [--part-mib 28]
 #
 #   --python-version X.Y  the GPU machine's python3 (the one that holds PyTorch; 3.12 on
 #                         the lent H100/H200 machines)
 #   --platform TAG        a pip platform tag; repeatable, and replaces the defaults
 #                         (manylinux_2_28 down to manylinux2014, x86-64)
-#   --part-mib N          most payload per part folder, in MiB (default 50: the part, the
-#                         repository's own files, about 10 MiB, and a GPU bundle of 3 MiB
-#                         stay under 64)
+#   --part-mib N          most payload per part folder, in MiB (default 28: a part and the
+#                         repository's own files, about 31 MiB with the records, stay
+#                         under 64; the GPU bundle, about 26 MiB, then travels in a call
+#                         of its own after the last part)
 #
 # Out (dist/ is gitignored):
 #   dist/fa4-wheels/         the wheels as pip saved them, and SHA256SUMS of each
@@ -49,7 +50,7 @@ PINS=(
 
 python_version=3.12
 platforms=()
-part_mib=50
+part_mib=28
 while [ $# -gt 0 ]; do
     case "$1" in
         --python-version) python_version="$2"; shift 2 ;;
