@@ -147,7 +147,7 @@ impl Phase {
             Phase::Pv => "consumer: O += P V, from issue until its wgmmas completed",
             Phase::Sync => "waiting at a barrier for the other warpgroups",
             Phase::Epilogue => {
-                "consumer: O normalized and stored (the backward's MMA warpgroups: dK and dV stored)"
+                "consumer: O normalized and stored (the backward's MMA warpgroups: dK and dV staged in shared memory and stored)"
             }
             Phase::BwdScores => {
                 "MMA: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ, from issue until both wgmma groups completed"
@@ -161,7 +161,9 @@ impl Phase {
             Phase::BwdGrads => {
                 "MMA: dV += Pᵀ dO, dK += dSᵀ Q, dQ = dS K, from dV's issue until all three completed"
             }
-            Phase::DqStore => "MMA: its half of dQ's tile written to shared memory for the writer",
+            Phase::DqStore => {
+                "MMA: its half of dQ's tile written to shared memory for the writer (at 64 query rows a step, while dK runs)"
+            }
             Phase::DqReduce => {
                 "dQ writer: the bulk reduce-add of dQ's tile, until it was read (deterministic: its turn first)"
             }
