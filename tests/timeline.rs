@@ -402,7 +402,12 @@ fn assert_backward(label: &str, problem: &Problem, t: &Timeline) {
                 let dv_issued = ("dV issued", grads.start_cycle);
                 order.insert(if rows128 { 7 } else { 5 }, dv_issued);
                 if !rows128 {
-                    let complete = order.remove(11);
+                    // dK, issued after dQ, completes after dQ's tile is stored.
+                    let at = order
+                        .iter()
+                        .position(|(what, _)| *what == "dV, dK, dQ complete")
+                        .unwrap();
+                    let complete = order.remove(at);
                     order.push(complete);
                 }
                 for pair in order.windows(2) {
@@ -669,9 +674,9 @@ mod synthetic {
     /// it, and they store the next after its add. `rows128`: the order at 128 query rows a
     /// step, dV issued inside dSᵀ's phase and dQ's tile stored after dV, dK and dQ are
     /// complete; else dV issued before dPᵀ completed and dQ's tile stored while dK runs
-    /// (`rows128` above). A Sync that ends at a
-    /// `bar.sync` (the writer's, and the MMA warpgroups' second) lasts 2 cycles, as the
-    /// kernel records it (`assert_backward`), the wait falling after it.
+    /// (`rows128` above). A Sync that ends at a `bar.sync` (the writer's, and the MMA
+    /// warpgroups' second) lasts 2 cycles, as the kernel records it (`assert_backward`), the
+    /// wait falling after it.
     fn backward_block(block: u32, steps: u32, rows128: bool) -> Vec<Vec<RawEvent>> {
         let (ns0, c0) = (
             1_000_000 + 300 * u64::from(block),

@@ -233,7 +233,7 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         } else {
             // BLOCK_M 128: dK first, running while the two warpgroups meet, then dQ.
             warpgroup.dk_issue(q);
-            fence_proxy_async_smem();
+            fence_proxy_async_smem();  // as above
             FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
             warpgroup.dq_issue(ds_tile, s.k);
             warpgroup.wait_all();
