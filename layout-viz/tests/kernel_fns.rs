@@ -197,6 +197,81 @@ fn d128_ldmatrix_phase_is_conflict_free_only_when_swizzled() {
     }
 }
 
+/// Stage 23's epilogue (`store_dk_dv`, hopper/backward_epilogue.cuh) stages dK and dV in a
+/// [128 keys][d] tile in the stages' swizzle (`tile_offset_swizzled`), then reads it back
+/// 16 bytes a lane. Both warp-wide accesses are conflict-free, as the kernel's comment says:
+/// the 4-byte stores of an accumulator's rows g and g + 8 (lane 4 g + t at column 8 n + 2 t,
+/// 8 rows a store) and the 16-byte reads of whole rows (lane l at row 16 w + i * 32 / (d / 8)
+/// + l / (d / 8), chunk l mod (d / 8)). Unswizzled, the stores would be 8-way.
+#[test]
+fn the_backward_epilogue_stages_dk_and_dv_without_bank_conflicts() {
+    use layout_viz::bank::{Access, Op, simulate};
+    use layout_viz::kernel_fns::tile_offset;
+    let report = |name: &str, op: Op, addrs: Vec<Option<u64>>| {
+        simulate(&Access {
+            name: name.to_string(),
+            description: String::new(),
+            op,
+            addrs,
+        })
+        .unwrap()
+    };
+    for d in [64u32, 128] {
+        let chunks = d / 8;
+        for warp in 0..8 {
+            for r in 0..2 {
+                for n in 0..d / 8 {
+                    let at = |swizzled: bool| -> Vec<Option<u64>> {
+                        (0..32)
+                            .map(|lane| {
+                                let (row, col) =
+                                    (16 * warp + lane / 4 + 8 * r, 8 * n + 2 * (lane % 4));
+                                Some(tile_offset(d, swizzled, row, col).unwrap() * 2)
+                            })
+                            .collect()
+                    };
+                    let store = Op::Access {
+                        bits: 32,
+                        store: true,
+                    };
+                    let swizzled = report("dK/dV staging store", store, at(true));
+                    assert!(
+                        swizzled.conflict_free(),
+                        "d {d} warp {warp} r {r} n {n}: {} wavefronts",
+                        swizzled.wavefronts
+                    );
+                    assert_eq!(
+                        report("unswizzled", store, at(false)).max_way,
+                        8,
+                        "d {d} warp {warp} r {r} n {n}"
+                    );
+                }
+            }
+            for i in 0..16 * chunks / 32 {
+                let addrs = (0..32)
+                    .map(|lane| {
+                        let (row, col) = (16 * warp + (i * 32 + lane) / chunks, lane % chunks * 8);
+                        Some(tile_offset(d, true, row, col).unwrap() * 2)
+                    })
+                    .collect();
+                let read = report(
+                    "dK/dV read back",
+                    Op::Access {
+                        bits: 128,
+                        store: false,
+                    },
+                    addrs,
+                );
+                assert!(
+                    read.conflict_free(),
+                    "d {d} warp {warp} read {i}: {} wavefronts",
+                    read.wavefronts
+                );
+            }
+        }
+    }
+}
+
 /// The stage 10 kernel reads its tiles through `tile_offset_tma`; layout-viz's TMA model
 /// (`TmaBox`, the figure of the box landing under the 128-byte swizzle) says where the
 /// copy engine puts each element. They must agree for every element of both tile heights

@@ -12,6 +12,7 @@
 #include "../fragments.cuh"
 #include "../mma.cuh"
 #include "../named_barrier.cuh"
+#include "../smem_tile.cuh"
 #include "../timeline.cuh"
 #include "../tma.cuh"
 #include "backward_scheduler.cuh"
@@ -84,9 +85,10 @@ __device__ __forceinline__ void dq_writer(const BwdParams& bp, const float* dq_t
 // (book: "The epilogue through shared memory"). So each warp stages its 16 keys' rows in
 // shared memory first, in K's and V's tiles (the caller makes sure no product reads them
 // any more), and reads them back 16 bytes a lane: whole rows a store, 16 stores a thread at
-// D = 128, 8 at D = 64. The staged rows are D elements, each 16-byte chunk XORed with the
-// row mod 8: the 8 rows of a 4-byte store then fall on 8 different chunks, all 32 banks, and
-// 8 lanes reading one row's chunks do too. A warp reads back only rows it wrote, so a
+// D = 128, 8 at D = 64. The staged tile is [BLOCK_N][D] in stage 4's swizzle
+// (tile_offset_swizzled: each 16-byte chunk XORed with the row mod 8), so the 8 rows of a
+// 4-byte store fall on 8 different chunks, all 32 banks, and so do the 8 lanes that read one
+// row's chunks (layout-viz's tests check both). A warp reads back only rows it wrote, so a
 // __syncwarp() orders the two. Keys past seqlen_k are not written.
 template <typename T, int D>
 __device__ __forceinline__ void store_dk_dv(const BwdParams& bp, const float (&dk)[D / 2], const float (&dv)[D / 2], int key0,
@@ -95,30 +97,28 @@ __device__ __forceinline__ void store_dk_dv(const BwdParams& bp, const float (&d
     constexpr int CHUNKS = D / 8;  // 16-byte chunks of a row
     const int lane = threadIdx.x % 32;
     const int row0 = key0 - w.n_start + threadIdx.x % 128 / 32 * 16;  // the warp's first key, in the block
-    const auto chunk_at = [](int row, int chunk) { return row * CHUNKS + (chunk ^ (row % 8)); };  // in uint4s
-    uint4* dk_s = reinterpret_cast<uint4*>(dk_stage);
-    uint4* dv_s = reinterpret_cast<uint4*>(dv_stage);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const RowCol rc = mma_m16n8_c(lane, 2 * r);  // rows g and g + 8, columns 8 n + 2 t, + 1
         const int row = row0 + rc.row;
 #pragma unroll
         for (int n = 0; n < D / 8; ++n) {
-            reinterpret_cast<uint32_t*>(dk_s + chunk_at(row, n))[rc.col / 2] =
-                pack2<T>(dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale);
-            reinterpret_cast<uint32_t*>(dv_s + chunk_at(row, n))[rc.col / 2] = pack2<T>(dv[4 * n + 2 * r], dv[4 * n + 2 * r + 1]);
+            const int at = tile_offset_swizzled<D>(row, 8 * n + rc.col);
+            *reinterpret_cast<uint32_t*>(dk_stage + at) = pack2<T>(dk[4 * n + 2 * r] * p.scale, dk[4 * n + 2 * r + 1] * p.scale);
+            *reinterpret_cast<uint32_t*>(dv_stage + at) = pack2<T>(dv[4 * n + 2 * r], dv[4 * n + 2 * r + 1]);
         }
     }
     __syncwarp();
     static_assert(16 * CHUNKS % 32 == 0, "whole rounds of the warp's 16 rows");
 #pragma unroll
     for (int i = 0; i < 16 * CHUNKS / 32; ++i) {
-        const int row = row0 + (i * 32 + lane) / CHUNKS, chunk = lane % CHUNKS;
+        const int row = row0 + (i * 32 + lane) / CHUNKS, col = lane % CHUNKS * 8;
         const int j = w.n_start + row;
         if (j >= p.seqlen_k) continue;
-        const long long at = kv_row_offset(p, w.b, j, w.kv_head) + chunk * 8;
-        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dk) + at) = dk_s[chunk_at(row, chunk)];
-        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dv) + at) = dv_s[chunk_at(row, chunk)];
+        const long long to = kv_row_offset(p, w.b, j, w.kv_head) + col;
+        const int from = tile_offset_swizzled<D>(row, col);
+        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dk) + to) = *reinterpret_cast<const uint4*>(dk_stage + from);
+        *reinterpret_cast<uint4*>(static_cast<T*>(bp.dv) + to) = *reinterpret_cast<const uint4*>(dv_stage + from);
     }
 }
 // ANCHOR_END: store_dk_dv
