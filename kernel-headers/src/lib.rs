@@ -31,9 +31,10 @@ pub fn include_dir_for(manifest_dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// For a build script (feature `host-build`): compiles the calling crate's
-/// `cpp/kernel_fns.cpp`, which includes headers of [`INCLUDE_DIR`] for the host, into the
-/// static library `lib`, and has cargo rebuild it when the shim or a header changes: a
-/// figure or model that calls the kernels' functions is only right with their current code.
+/// `cpp/kernel_fns.cpp`, which includes the checkout's headers ([`include_dir_for`]) for the
+/// host, into the static library `lib`, and has cargo rebuild it when the shim or a header
+/// changes: a figure or model that calls the kernels' functions is only right with their
+/// current code.
 #[cfg(feature = "host-build")]
 pub fn build_host_shim(lib: &str) {
     let manifest = std::path::PathBuf::from(

@@ -208,6 +208,21 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
                 named_barrier_arrive(DQ_FULL, DQ_THREADS);
             });
         };
+        // dQ = dS K reads both warpgroups' dS^T rows: the two warpgroups meet first. dK += dS^T Q
+        // goes before the meeting at BLOCK_M 128, so that it runs while they wait for each
+        // other, and after dQ at BLOCK_M 64 (Mma::DQ_FIRST), so that dQ's tile is stored
+        // while it runs.
+        if constexpr (!Mma::DQ_FIRST) warpgroup.dk_issue(q);
+        fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
+        FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
+        warpgroup.dq_issue(ds_tile, s.k);
+        if constexpr (Mma::DQ_FIRST) {
+            warpgroup.dk_issue(q);
+            warpgroup.wait_dq();
+            dq_to_writer();
+        }
+        warpgroup.wait_all();
+        tl.record(Phase::BwdGrads, step, grads);
         // Q, dO and the row terms read: the producer may refill the slot. Every thread arrives
         // on the slot's empty barrier, which counts them all (BwdBarriers), where Pipeline's
         // consumer_release has lane 0 of each warp arrive: every lane read row terms
@@ -217,30 +232,8 @@ __device__ void mma(const BwdParams& bp, const Tiles<T, D>& s, const BwdWork& w,
         // racing with the reads under lane 0's arrival alone, though the DS_WRITTEN barrier
         // between the reads and the arrival orders them too in PTX's memory model; a
         // __syncwarp() before lane 0's arrival compiles to a NOP here (the warp is converged).
-        const auto release_slot = [&] { mbarrier_arrive(&s.bar->qdo.empty[st.index]); };
-        // dQ = dS K reads both warpgroups' dS^T rows: the two warpgroups meet first.
-        if constexpr (Mma::DQ_FIRST) {
-            // BLOCK_M 64: dQ, then dK, and dQ's tile stored while dK runs.
-            fence_proxy_async_smem();  // this thread's dS^T stores, before the wgmma reads them
-            FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
-            warpgroup.dq_issue(ds_tile, s.k);
-            warpgroup.dk_issue(q);
-            warpgroup.wait_dq();
-            dq_to_writer();
-            warpgroup.wait_all();
-            tl.record(Phase::BwdGrads, step, grads);
-            release_slot();
-        } else {
-            // BLOCK_M 128: dK first, running while the two warpgroups meet, then dQ.
-            warpgroup.dk_issue(q);
-            fence_proxy_async_smem();  // as above
-            FL_PHASE(tl, Phase::Sync, step, named_barrier_sync(DS_WRITTEN, MMA_THREADS));
-            warpgroup.dq_issue(ds_tile, s.k);
-            warpgroup.wait_all();
-            tl.record(Phase::BwdGrads, step, grads);
-            release_slot();
-            dq_to_writer();
-        }
+        mbarrier_arrive(&s.bar->qdo.empty[st.index]);
+        if constexpr (!Mma::DQ_FIRST) dq_to_writer();
         st.advance();
     });
     // dK and dV through K's and V's tiles, once the other warpgroup's last dQ = dS K, which
