@@ -237,6 +237,10 @@ ncu N *FLAGS: _kernels
     cp scripts/bundle/unpack.sh scripts/bundle/ncu.sh target/release/
     target/release/ncu.sh {{N}} {{FLAGS}}
 
+# Stage N's main loop as ptxas scheduled it, from its SASS (no GPU): the phases of a way around it and their static cycles: `just schedule 19 --kernel lazy_bf16_d128 [--listing] [--profile ncu-source.csv]`
+schedule WHAT *FLAGS: _kernels
+    cargo run --release --quiet -- schedule {{WHAT}} {{FLAGS}}
+
 # Stage N's SASS with counts of HMMA/HGMMA, LDSM, LDGSTS, FFMA, MUFU... per kernel (CUOBJDUMP=... to choose one)
 sass N *FLAGS: _kernels
     cp scripts/bundle/unpack.sh scripts/bundle/sass.sh target/release/

@@ -79,6 +79,9 @@ pub enum Command {
     /// Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
     #[command(long_about = TIMELINE_ABOUT)]
     Timeline(TimelineArgs),
+    /// A kernel's main loop as ptxas scheduled it: its phases and their static cycles.
+    #[command(long_about = SCHEDULE_ABOUT)]
+    Schedule(crate::schedule::ScheduleArgs),
     /// Write stage N's embedded fatbin to a file (for cuobjdump; used by sass.sh).
     #[command(hide = true)]
     DumpFatbin {
@@ -97,6 +100,14 @@ Every stage row is checked against the CPU oracle (same seed for every stage) an
 --baselines runs bench/baselines.py (embedded in this binary) with python3 (or $FLASHLAB_PYTHON) when it imports torch: PyTorch SDPA's flash, cuDNN and memory-efficient kernels, and flash_attn's when installed, on the same shapes and under the same --timing protocol; without torch the baselines are skipped and the JSON says why.
 
 Writes DIR/bench.json and DIR/bench.csv (with --plots also the SVGs and results-table.md). Exit status 1 when a stage row failed its check or errored.";
+
+const SCHEDULE_ABOUT: &str = "A kernel's main loop as ptxas scheduled it, read from its SASS (cuobjdump -sass; no GPU needed).
+
+Every instruction carries control bits ptxas wrote: how many cycles the warp waits before its next instruction (its stall count), and the scoreboards that hold it for results of variable latency. This reads them, finds the kernel's loops, takes the one with the tensor-core instructions, and follows a way around it: the way of fewest static cycles (no mask, no skipped work taken, no mbarrier wait retried), or with --profile the way the warps executed. The way is cut into phases at each synchronization (named barriers, wgmma fences and waits, mbarrier waits), and each phase's static cycles are the sum of its stall counts: the fewest cycles one warp takes to issue it when no scoreboard or barrier holds it. Nsight Compute counts a warp held by a stall count as stalled on `wait`.
+
+With --profile (a Nsight Compute source page of the same binary, `ncu --import R --page source --csv --print-source sass`) each phase also gets the warp samples on its instructions, and a table shows the `wait` samples on the instruction after each stall count: the check that the stall counts are what holds the warps there.
+
+The control field's layout is not documented by NVIDIA; it is the one measured on Volta by Jia et al. (2018), checked here against every stage's SASS and against the profiles of record (book: Tools, \"The schedule ptxas wrote\").";
 
 const TIMELINE_ABOUT: &str = "Stage N's measured timeline: when each warpgroup's phases ran, as an SVG Gantt chart.
 

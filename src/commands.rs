@@ -23,6 +23,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Compare(args) => compare(args),
         Command::Accuracy(args) => crate::accuracy::run(args),
         Command::Timeline(args) => timeline(args),
+        Command::Schedule(args) => crate::schedule::run(args),
         Command::DumpFatbin { stage, out } => dump_fatbin(stage, &out),
     }
 }

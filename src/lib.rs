@@ -7,6 +7,7 @@ pub mod bench;
 pub mod cli;
 mod commands;
 pub mod save;
+pub mod schedule;
 pub mod stages;
 pub mod timeline;
 

@@ -10,7 +10,7 @@
 //! checking nothing, and neither is allowed under `FLASHLAB_REQUIRE_KERNELS`.
 
 use flashlab::stages::STAGES;
-use harness::kernels::kernels_by_arch;
+use harness::kernels::{SassListingError, kernels_by_arch};
 use harness::testing::{Checked, Needs, Skipped};
 use harness::{GpuArch, KernelBundle, KernelResources, Stage, TensorCores};
 
@@ -23,6 +23,8 @@ harness::test_main!(Needs::Cpu => [
     only_the_timeline_kernels_read_the_clocks,
     special_registers_are_read_from_the_instructions,
     the_l2_flush_loads_are_not_evict_first,
+    the_control_bits_read_as_ptxas_wrote_them,
+    the_hopper_loops_issue_their_products_and_exponentials_once_a_tile,
 ]);
 
 fn required() -> bool {
@@ -270,22 +272,15 @@ fn the_sass_shows_the_tensor_core_instructions_each_stage_is_written_for() -> Ch
     compiled.all()
 }
 
-/// The `cuobjdump -sass` listing of a bundle's fatbin, by the cuobjdump beside the nvcc
-/// that compiled it (its status's first line); `None` where there is none. `name` keeps the
-/// temporary fatbin's file apart from other tests'.
-fn sass_listing(kernels: &KernelBundle, name: &str) -> Option<String> {
-    let nvcc = kernels
-        .status
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix("nvcc "))?;
-    let cuobjdump = kernel_build::find_cuobjdump(nvcc.as_ref())?;
-    let fatbin =
-        std::env::temp_dir().join(format!("flashlab-{name}-{}.fatbin", std::process::id()));
-    std::fs::write(&fatbin, kernels.fatbin).unwrap();
-    let listing = kernel_build::sass_listing(&cuobjdump, &fatbin);
-    std::fs::remove_file(&fatbin).unwrap();
-    Some(listing.unwrap())
+/// The `cuobjdump -sass` listing of a bundle's fatbin ([`KernelBundle::sass_listing`]);
+/// `None` where there are no kernels or no cuobjdump, which the callers report. A
+/// cuobjdump that fails fails the test.
+fn sass_listing(kernels: &KernelBundle) -> Option<String> {
+    match kernels.sass_listing() {
+        Ok(listing) => Some(listing),
+        Err(SassListingError::NoCuobjdump | SassListingError::NoKernels(_)) => None,
+        Err(e) => panic!("{}: {e}", kernels.crate_name),
+    }
 }
 
 /// The special registers each function of a `cuobjdump -sass` listing reads (`SR_CLOCKLO`,
@@ -324,7 +319,7 @@ fn only_the_timeline_kernels_read_the_clocks() -> Checked {
         if !info.timeline {
             continue;
         }
-        let Some(listing) = sass_listing(info.kernels, info.slug) else {
+        let Some(listing) = sass_listing(info.kernels) else {
             unchecked.push(info.number.to_string());
             continue;
         };
@@ -415,7 +410,7 @@ fn special_registers_are_read_from_the_instructions() {
 /// harness's SASS, for every architecture in its fatbin.
 fn the_l2_flush_loads_are_not_evict_first() -> Checked {
     let kernels = &harness::kernels::HARNESS_KERNELS;
-    let Some(listing) = sass_listing(kernels, "harness") else {
+    let Some(listing) = sass_listing(kernels) else {
         let message = format!(
             "the harness's kernels were not compiled by an nvcc with a cuobjdump beside it ({}): their loads were not read",
             kernels.status.lines().next().unwrap_or("no status")
@@ -441,5 +436,145 @@ fn the_l2_flush_loads_are_not_evict_first() -> Checked {
     assert!(!flush.is_empty() && !read.is_empty(), "{loads:?}");
     assert!(flush.iter().all(|op| !op.contains(".EF")), "{flush:?}");
     assert!(read.iter().all(|op| op.contains(".EF")), "{read:?}");
+    Ok(())
+}
+
+/// A stage and the functions of its SASS listing.
+type Listing = (&'static dyn Stage, Vec<sass_schedule::Function>);
+
+/// Every stage's listing, parsed by `sass-schedule` (what `flashlab schedule` reads), or
+/// why a stage's could not be made (no cuobjdump: reported, never passed).
+fn parsed_listings() -> Result<Vec<Listing>, Skipped> {
+    let compiled = compiled_stages();
+    let mut out = Vec::new();
+    for (stage, _) in &compiled.stages {
+        let Some(listing) = sass_listing(stage.info().kernels) else {
+            let message = format!(
+                "stage {}: no cuobjdump beside its nvcc ({}): its SASS was not read",
+                stage.info().label(),
+                stage
+                    .info()
+                    .kernels
+                    .status
+                    .lines()
+                    .next()
+                    .unwrap_or("no status")
+            );
+            assert!(!required(), "{message}");
+            return Err(Skipped(message));
+        };
+        let functions = sass_schedule::parse_listing(&listing)
+            .unwrap_or_else(|e| panic!("stage {}: {e}", stage.info().label()));
+        assert!(
+            !functions.is_empty(),
+            "stage {}: no function in its listing",
+            stage.info().label()
+        );
+        out.push((*stage, functions));
+    }
+    compiled.all()?;
+    Ok(out)
+}
+
+/// The control bits `flashlab schedule` reads are read as ptxas wrote them (sass-schedule's
+/// `control.rs` gives their layout, which NVIDIA does not document). Over every kernel of
+/// every stage and architecture: where the next instruction reads the result of fixed-latency
+/// arithmetic, the stall count is at least 4, the FP32 and integer pipes' latency, and it is
+/// 4 somewhere (a misread field would give stalls below it, or never hit it); and every
+/// scoreboard an instruction waits on is set by an instruction on some way to it.
+fn the_control_bits_read_as_ptxas_wrote_them() -> Checked {
+    let listings = parsed_listings()?;
+    let mut seen = 0usize;
+    for (stage, functions) in &listings {
+        let label = stage.info().label();
+        for (mnemonic, stalls) in
+            sass_schedule::dependence::stalls_before_dependent_reads(functions)
+        {
+            let least = *stalls.keys().next().unwrap();
+            assert!(
+                least >= 4,
+                "stage {label}: {mnemonic} read by the next instruction after a stall of {least} ({stalls:?})"
+            );
+            seen += stalls.values().sum::<usize>();
+        }
+        for f in functions {
+            let unset = sass_schedule::cfg::waits_on_unset_scoreboards(f);
+            if let Some(&(i, b)) = unset.first() {
+                panic!(
+                    "stage {label}: {} waits on scoreboard {b}, which nothing before it sets: {}",
+                    f.name, f.instructions[i]
+                );
+            }
+        }
+    }
+    let at_four: usize = listings
+        .iter()
+        .flat_map(|(_, f)| {
+            sass_schedule::dependence::stalls_before_dependent_reads(f).into_values()
+        })
+        .map(|s| s.get(&4).copied().unwrap_or(0))
+        .sum();
+    assert!(
+        seen > 1000 && at_four > 0,
+        "{seen} dependent reads, {at_four} after a stall of 4"
+    );
+    Ok(())
+}
+
+/// Each Hopper prefill stage's main loop (`flashlab schedule N`), on its lightest way
+/// around: one tile's products, D / 16 wgmmas for S and BLOCK_KV / 16 for P V, and its
+/// exponentials, BLOCK_KV / 2 a thread and two for the rescale factors, once each.
+fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
+    let listings = parsed_listings()?;
+    let mut checked = 0;
+    for (stage, functions) in &listings {
+        let info = stage.info();
+        // The warp-specialized stages with both products on wgmma in one loop.
+        if !matches!(info.number, 12 | 13 | 16 | 17 | 18 | 19) {
+            continue;
+        }
+        for f in functions
+            .iter()
+            .filter(|f| f.arch == "sm_90a" && !harness::timeline::is_timeline_kernel(&f.name))
+        {
+            let Some(d) = f
+                .name
+                .rsplit("_d")
+                .next()
+                .and_then(|d| d.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            if !f.name.contains("_bf16_") {
+                continue;
+            }
+            let block_kv = if d == 256 { 80 } else { 128 };
+            let s = sass_schedule::main_loop(f, None)
+                .unwrap_or_else(|| panic!("stage {}: {} has no main loop", info.label(), f.name));
+            assert_eq!(
+                s.count(f, "HGMMA"),
+                d / 16 + block_kv / 16,
+                "stage {}: {}",
+                info.label(),
+                f.name
+            );
+            assert_eq!(
+                s.count(f, "MUFU"),
+                block_kv / 2 + 2,
+                "stage {}: {}",
+                info.label(),
+                f.name
+            );
+            assert!(
+                s.static_cycles() > 500 && s.static_cycles() < 3000,
+                "stage {}: {} around its loop in {} cycles",
+                info.label(),
+                f.name,
+                s.static_cycles()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "checked {checked} kernels");
     Ok(())
 }

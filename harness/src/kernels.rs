@@ -98,6 +98,51 @@ macro_rules! include_kernels {
     };
 }
 
+/// Why [`KernelBundle::sass_listing`] has no listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SassListingError {
+    /// The stage was built without kernels (the reason).
+    NoKernels(String),
+    /// No cuobjdump was found.
+    NoCuobjdump,
+    /// cuobjdump ran and failed, or its input could not be written.
+    Failed(String),
+}
+
+impl std::fmt::Display for SassListingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoKernels(reason) => write!(f, "no kernels were compiled: {reason}"),
+            Self::NoCuobjdump => f.write_str(
+                "cuobjdump not found: set CUOBJDUMP=/path/to/cuobjdump, or put the CUDA toolkit's bin on PATH (`just cuda` installs one into .toolchain/cuda/nvidia/cu13/bin)",
+            ),
+            Self::Failed(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for SassListingError {}
+
+/// cuobjdump for a bundle whose status names the nvcc that built it: `$CUOBJDUMP` or the
+/// one beside that nvcc (as the build found it), else the first on `$PATH`, in
+/// `$CUDA_HOME/bin` or in `/usr/local/cuda/bin` (a GPU machine running the bundle).
+fn find_cuobjdump(status: &str) -> Option<std::path::PathBuf> {
+    let nvcc = status.lines().next().and_then(|l| l.strip_prefix("nvcc "));
+    if let Some(found) = nvcc.and_then(|n| kernel_build::find_cuobjdump(n.as_ref())) {
+        return Some(found);
+    }
+    let mut dirs: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if let Some(home) = std::env::var_os("CUDA_HOME") {
+        dirs.push(std::path::PathBuf::from(home).join("bin"));
+    }
+    dirs.push("/usr/local/cuda/bin".into());
+    dirs.into_iter()
+        .map(|d| d.join("cuobjdump"))
+        .find(|p| p.is_file())
+}
+
 /// The exported name of a kernel variant: `<prefix>_<dtype>_d<head_dim>` (see
 /// `FLASHLAB_EXPORT_WITH` in `common.cuh`).
 pub fn kernel_name(prefix: &str, dtype: DType, head_dim: usize) -> String {
@@ -133,6 +178,25 @@ impl KernelBundle {
     /// (no kernels, or no cuobjdump beside nvcc when the stage was built).
     pub fn sass_counts_unavailable(&self) -> Option<String> {
         kernel_build::parse_sass_counts(self.sass_counts).err()
+    }
+
+    /// The fatbin's `cuobjdump -sass` listing, or why there is none.
+    pub fn sass_listing(&self) -> std::result::Result<String, SassListingError> {
+        if let Some(reason) = self.not_compiled_reason() {
+            return Err(SassListingError::NoKernels(reason));
+        }
+        let cuobjdump = find_cuobjdump(self.status).ok_or(SassListingError::NoCuobjdump)?;
+        let fatbin = std::env::temp_dir().join(format!(
+            "flashlab-{}-{}.fatbin",
+            self.crate_name,
+            std::process::id()
+        ));
+        std::fs::write(&fatbin, self.fatbin).map_err(|e| {
+            SassListingError::Failed(format!("could not write {}: {e}", fatbin.display()))
+        })?;
+        let listing = kernel_build::sass_listing(&cuobjdump, &fatbin);
+        let _ = std::fs::remove_file(&fatbin);
+        listing.map_err(SassListingError::Failed)
     }
 
     /// Loads the fatbin into `context` once and returns the named kernel, looked up once
