@@ -34,6 +34,10 @@ pub struct ScheduleArgs {
     /// Also print each instruction of the way with its control bits.
     #[arg(long)]
     pub listing: bool,
+    /// Print the phase table (and with --profile the stall table) as Markdown, alone: what
+    /// the book includes from a record; needs exactly one kernel.
+    #[arg(long, conflicts_with = "listing")]
+    pub markdown: bool,
 }
 
 pub fn run(args: ScheduleArgs) -> Result<i32> {
@@ -98,6 +102,14 @@ pub fn run(args: ScheduleArgs) -> Result<i32> {
             names.join(", ")
         );
     }
+    if args.markdown && chosen.len() != 1 {
+        let names: Vec<&str> = chosen.iter().map(|f| f.name.as_str()).collect();
+        bail!(
+            "--markdown needs one kernel; there are {} here: {}",
+            chosen.len(),
+            names.join(", ")
+        );
+    }
     let page = match &args.profile {
         None => None,
         Some(path) => {
@@ -127,6 +139,13 @@ pub fn run(args: ScheduleArgs) -> Result<i32> {
             })?),
             None => None,
         };
+        if args.markdown {
+            let s = main_loop(f, rows).ok_or_else(|| {
+                anyhow::anyhow!("{}: no loop with a tensor-core instruction", f.name)
+            })?;
+            out.push_str(&markdown(f, &s, rows));
+            continue;
+        }
         let Some(s) = main_loop(f, rows) else {
             writeln!(
                 out,
@@ -151,7 +170,7 @@ pub fn run(args: ScheduleArgs) -> Result<i32> {
             }
         }
     }
-    if !detailed {
+    if !detailed && !args.markdown {
         out.push_str("\n(--kernel NAME for one kernel's phases)\n");
     }
     print!("{out}");
@@ -283,6 +302,82 @@ pub fn stall_table(f: &Function, rows: &[sass_schedule::Row]) -> String {
             r.wait_after,
             r.wait_per_million()
         );
+    }
+    t
+}
+
+/// The phase table as Markdown (with a source page, the samples too, and the stall table
+/// after it): one row a phase, then the way's totals.
+pub fn markdown(f: &Function, s: &LoopSchedule, rows: Option<&[sass_schedule::Row]>) -> String {
+    let profiled = rows.is_some();
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "| phase, from its first instruction | instructions | static cycles |{} most frequent |",
+        if profiled {
+            " samples | `wait` samples |"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        t,
+        "|---|---:|---:|{}---|",
+        if profiled { "---:|---:|" } else { "" }
+    );
+    let cell = |p: &sass_schedule::Phase| match (p.samples, p.wait) {
+        (Some(x), Some(w)) => format!(" {x} | {w} |"),
+        _ => String::new(),
+    };
+    for (k, p) in s.phases.iter().enumerate() {
+        let first = &f.instructions[p.instructions[0]];
+        let text = first.text().replace('|', "\\|");
+        let from = if k == 0 && !sass_schedule::schedule::synchronizes(first) {
+            format!("loop head: `{text}`")
+        } else {
+            format!("`{text}`")
+        };
+        let mix: Vec<String> = p
+            .mnemonics(f)
+            .into_iter()
+            .take(4)
+            .map(|(m, n)| format!("{n} {m}"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "| {from} | {} | {} |{} {} |",
+            p.instructions.len(),
+            p.static_cycles,
+            cell(p),
+            mix.join(", ")
+        );
+    }
+    let x: u64 = s.phases.iter().filter_map(|p| p.samples).sum();
+    let w: u64 = s.phases.iter().filter_map(|p| p.wait).sum();
+    let _ = writeln!(
+        t,
+        "| **around the loop** | **{}** | **{}** |{} |",
+        s.path.len(),
+        s.static_cycles(),
+        if profiled {
+            format!(" **{x}** | **{w}** |")
+        } else {
+            String::new()
+        }
+    );
+    if let Some(rows) = rows {
+        t.push_str("\n| stall count | instructions | executed | `wait` samples on the next | per million executions |\n|---:|---:|---:|---:|---:|\n");
+        for r in stall_versus_wait(f, rows) {
+            let _ = writeln!(
+                t,
+                "| {} | {} | {} | {} | {:.1} |",
+                r.stall,
+                r.instructions,
+                r.executed,
+                r.wait_after,
+                r.wait_per_million()
+            );
+        }
     }
     t
 }

@@ -568,3 +568,56 @@ fn accuracy_models_the_fp8_accumulator_on_the_cpu() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--stages"), "{stderr}");
 }
+
+/// `flashlab schedule` on a listing file needs no GPU and no cuobjdump: the record's, with
+/// its profile, prints the phase table; bad input names what is wrong.
+#[test]
+fn schedule_reads_a_listing_and_refuses_what_it_cannot_read() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let listing = format!("{root}/bench/records/cpu-schedule/stage16-d128.sass.gz");
+    let page = format!("{root}/bench/records/h200-prefill/hopper/profile/stage16-sass.csv.gz");
+    let fa4_page = format!("{root}/bench/records/h200-prefill/hopper/profile/fa4-sass.csv.gz");
+    let readme = format!("{root}/bench/records/cpu-schedule/README.md");
+    let out = Process::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["schedule", &listing, "--profile", &page, "--listing"])
+        .output()
+        .unwrap();
+    let text = stdout_of_success(&out);
+    assert!(
+        text.contains("the way executed: 499 instructions, 1174 static cycles"),
+        "{text}"
+    );
+    assert!(
+        text.contains("around the loop") && text.contains("72066") && text.contains("28130"),
+        "{text}"
+    );
+    assert!(text.contains("wait samples on the next"), "{text}");
+    // The way's first instructions with their control bits, and the cycles so far.
+    assert!(text.contains("    0  S02 Y W- R- B------  /*5870*/ UIADD3 UR8, UR4, 0x1, URZ\n    2  S02 Y W- R- B------  /*5880*/ ULEA"), "{text}");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["schedule", "99"], "there is no stage 99"),
+        (
+            vec!["schedule", "/nonexistent.sass"],
+            "is neither a stage number nor a file",
+        ),
+        (
+            vec!["schedule", &listing, "--arch", "sm_80"],
+            "has no sm_80 code; it has sm_90a",
+        ),
+        (
+            vec!["schedule", &listing, "--kernel", "decode"],
+            "no sm_90a kernel of",
+        ),
+        (
+            vec!["schedule", &listing, "--profile", &fa4_page],
+            "not the same binary",
+        ),
+        (vec!["schedule", &readme], "the listing has no function"),
+    ];
+    for (args, message) in cases {
+        let (code, stderr) = flashlab(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
