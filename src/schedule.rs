@@ -307,10 +307,11 @@ pub fn stall_table(f: &Function, rows: &[sass_schedule::Row]) -> String {
 }
 
 /// The phase table as Markdown (with a source page, the samples too, and the stall table
-/// after it): one row a phase, then the way's totals.
+/// after it): one row a phase, then the way's totals. Each table sits between mdBook anchor
+/// comments (`phases`, `stalls`), so a chapter can include one alone.
 pub fn markdown(f: &Function, s: &LoopSchedule, rows: Option<&[sass_schedule::Row]>) -> String {
     let profiled = rows.is_some();
-    let mut t = String::new();
+    let mut t = String::from("<!-- ANCHOR: phases -->\n");
     let _ = writeln!(
         t,
         "| phase, from its first instruction | instructions | static cycles |{} most frequent |",
@@ -365,8 +366,9 @@ pub fn markdown(f: &Function, s: &LoopSchedule, rows: Option<&[sass_schedule::Ro
             String::new()
         }
     );
+    t.push_str("<!-- ANCHOR_END: phases -->\n");
     if let Some(rows) = rows {
-        t.push_str("\n| stall count | instructions | executed | `wait` samples on the next | per million executions |\n|---:|---:|---:|---:|---:|\n");
+        t.push_str("\n<!-- ANCHOR: stalls -->\n| stall count | instructions | executed | `wait` samples on the next | per million executions |\n|---:|---:|---:|---:|---:|\n");
         for r in stall_versus_wait(f, rows) {
             let _ = writeln!(
                 t,
@@ -378,6 +380,7 @@ pub fn markdown(f: &Function, s: &LoopSchedule, rows: Option<&[sass_schedule::Ro
                 r.wait_per_million()
             );
         }
+        t.push_str("<!-- ANCHOR_END: stalls -->\n");
     }
     t
 }

@@ -124,8 +124,11 @@ fn every_include_resolves_to_a_file_and_anchor() {
             let marker = |kind: &str| {
                 source.lines().any(|l| {
                     let l = l.trim();
+                    // `// ANCHOR: x` in code, `# ANCHOR: x` in scripts, `<!-- ANCHOR: x -->`
+                    // in a Markdown table a command wrote.
                     l.strip_prefix("//")
                         .or_else(|| l.strip_prefix('#'))
+                        .or_else(|| l.strip_prefix("<!--").and_then(|l| l.strip_suffix("-->")))
                         .map(str::trim)
                         .and_then(|l| l.strip_prefix(kind))
                         .is_some_and(|name| name.trim() == anchor)
@@ -264,7 +267,8 @@ fn every_record_and_experiment_a_chapter_names_exists() {
                 let end = text[i..]
                     .find(|c: char| c.is_whitespace() || "`)(,;\"'}|".contains(c))
                     .map_or(text.len(), |e| i + e);
-                let named = text[i..end].trim_end_matches(['.', ':']);
+                // An include's `:anchor` is not part of the path.
+                let named = text[i..end].split(':').next().unwrap().trim_end_matches('.');
                 if !root().join(named).exists() {
                     missing.push(format!("{}: {named}", rel(&path)));
                 }
