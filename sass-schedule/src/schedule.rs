@@ -95,8 +95,8 @@ fn tensor_core_count(f: &Function, cfg: &Cfg, lp: &Loop) -> usize {
         .count()
 }
 
-/// The kernel's main loop (the loop with the most tensor-core instructions, the innermost
-/// of equals; with `rows`, the one whose tensor-core instructions were executed most) and
+/// The kernel's main loop (of the innermost loops with tensor-core instructions, the one with
+/// the most; with `rows`, the one whose tensor-core instructions were executed most) and
 /// a way around it: the executed one with `rows`, else the lightest. `None` when no loop
 /// holds a tensor-core instruction.
 pub fn main_loop(f: &Function, rows: Option<&[Row]>) -> Option<LoopSchedule> {
@@ -110,17 +110,27 @@ pub fn main_loop(f: &Function, rows: Option<&[Row]>) -> Option<LoopSchedule> {
             .map(|i| rows[i].executed)
             .sum()
     };
-    let lp = cfg
+    // Loops with tensor-core instructions, innermost first: a loop around another such
+    // loop (a persistent kernel's loop over its work tiles) is not the main loop.
+    let with_tc: Vec<Loop> = cfg
         .loops()
         .into_iter()
         .filter(|lp| tensor_core_count(f, &cfg, lp) > 0)
+        .collect();
+    let innermost = with_tc.iter().filter(|lp| {
+        !with_tc
+            .iter()
+            .any(|inner| inner.header != lp.header && inner.blocks.is_subset(&lp.blocks))
+    });
+    let lp = innermost
         .max_by_key(|lp| {
             (
                 executed_tc(lp),
                 tensor_core_count(f, &cfg, lp),
                 std::cmp::Reverse(lp.blocks.len()),
             )
-        })?;
+        })?
+        .clone();
     let cycles = |b: &crate::cfg::Block| -> u64 {
         f.instructions[b.start..b.end]
             .iter()
@@ -255,6 +265,33 @@ mod tests {
     fn the_toy_loop_has_no_tensor_core_and_so_no_main_loop() {
         let f = parse_listing(LOOP).unwrap().remove(0);
         assert!(main_loop(&f, None).is_none());
+    }
+
+    /// A loop over work tiles around the main loop, each with a wgmma.
+    const NESTED: &str = r#"
+	code for sm_90a
+		Function : persistent_bf16_d128
+        /*0000*/                   MOV R1, c[0x0][0x28] ;                         /* 0x0 */
+                                                                                  /* 0x000fe20000000000 */
+        /*0010*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR8], RZ, !UPT ; /* 0x0 */
+                                                                                  /* 0x000fe20000000000 */
+        /*0020*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR12], R24 ; /* 0x0 */
+                                                                                  /* 0x000fe20000000000 */
+        /*0030*/               @P0 BRA 0x20 ;                                     /* 0x0 */
+                                                                                  /* 0x000fea0000000000 */
+        /*0040*/               @P1 BRA 0x10 ;                                     /* 0x0 */
+                                                                                  /* 0x000fea0000000000 */
+        /*0050*/                   EXIT ;                                         /* 0x0 */
+                                                                                  /* 0x000fea0000000000 */
+"#;
+
+    #[test]
+    fn the_main_loop_is_the_innermost_with_tensor_core_instructions() {
+        let f = parse_listing(NESTED).unwrap().remove(0);
+        let s = main_loop(&f, None).unwrap();
+        // The inner loop: 0x20 and its back edge, not the tile loop from 0x10.
+        assert_eq!(s.path, vec![2, 3]);
+        assert_eq!(s.loop_tensor_core, 1);
     }
 
     #[test]
