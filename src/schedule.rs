@@ -211,6 +211,28 @@ pub fn summary(f: &Function, s: &LoopSchedule) -> String {
     )
 }
 
+/// Each phase with its first instruction, and whether it is the loop's head (the first
+/// phase, when it starts at no synchronization).
+fn labelled<'a>(
+    f: &'a Function,
+    s: &'a LoopSchedule,
+) -> impl Iterator<
+    Item = (
+        bool,
+        &'a sass_schedule::Instruction,
+        &'a sass_schedule::Phase,
+    ),
+> {
+    s.phases.iter().enumerate().map(|(k, p)| {
+        let first = &f.instructions[p.instructions[0]];
+        (
+            k == 0 && !sass_schedule::schedule::synchronizes(first),
+            first,
+            p,
+        )
+    })
+}
+
 /// The way's phases, each from its synchronizing instruction to the next.
 pub fn phase_table(f: &Function, s: &LoopSchedule) -> String {
     let profiled = s.phases.first().is_some_and(|p| p.samples.is_some());
@@ -227,10 +249,9 @@ pub fn phase_table(f: &Function, s: &LoopSchedule) -> String {
             String::new()
         }
     );
-    for (k, p) in s.phases.iter().enumerate() {
-        let first = &f.instructions[p.instructions[0]];
+    for (head, first, p) in labelled(f, s) {
         let mut from = format!("{first}");
-        if k == 0 && !sass_schedule::schedule::synchronizes(first) {
+        if head {
             from = format!("(loop head) {from}");
         }
         if from.chars().count() > 60 {
@@ -330,10 +351,9 @@ pub fn markdown(f: &Function, s: &LoopSchedule, rows: Option<&[sass_schedule::Ro
         (Some(x), Some(w)) => format!(" {x} | {w} |"),
         _ => String::new(),
     };
-    for (k, p) in s.phases.iter().enumerate() {
-        let first = &f.instructions[p.instructions[0]];
+    for (head, first, p) in labelled(f, s) {
         let text = first.text().replace('|', "\\|");
-        let from = if k == 0 && !sass_schedule::schedule::synchronizes(first) {
+        let from = if head {
             format!("loop head: `{text}`")
         } else {
             format!("`{text}`")

@@ -268,7 +268,11 @@ fn every_record_and_experiment_a_chapter_names_exists() {
                     .find(|c: char| c.is_whitespace() || "`)(,;\"'}|".contains(c))
                     .map_or(text.len(), |e| i + e);
                 // An include's `:anchor` is not part of the path.
-                let named = text[i..end].split(':').next().unwrap().trim_end_matches('.');
+                let named = text[i..end]
+                    .split(':')
+                    .next()
+                    .unwrap()
+                    .trim_end_matches('.');
                 if !root().join(named).exists() {
                     missing.push(format!("{}: {named}", rel(&path)));
                 }
