@@ -194,9 +194,10 @@ pub fn summary(f: &Function, s: &LoopSchedule) -> String {
         Way::Executed => "the way executed",
     };
     format!(
-        "{} ({}): main loop {} instructions, {} on the tensor cores; {way}: {} instructions, {} static cycles ({})",
+        "{} ({}): main loop of {} blocks, {} instructions, {} on the tensor cores; {way}: {} instructions, {} static cycles ({})",
         f.name,
         f.arch,
+        s.lp.blocks.len(),
         s.loop_instructions,
         s.loop_tensor_core,
         s.path.len(),
