@@ -316,31 +316,38 @@ pub(crate) mod tests {
         );
     }
 
+    /// An instruction from its text alone, its control field zero.
+    fn instruction(text: &str) -> Instruction {
+        let (guard, opcode, operands) = split_instruction(text);
+        Instruction {
+            address: 0,
+            guard,
+            opcode,
+            operands,
+            control: Control::from_high_word(0),
+        }
+    }
+
     #[test]
     fn divergent_branches_and_never_taken_guards() {
-        let (g, op, ops) = split_instruction("BRA.DIV UR8, 0xdd90");
-        let i = Instruction {
-            address: 0,
-            guard: g,
-            opcode: op,
-            operands: ops,
-            control: Control::from_high_word(0),
-        };
         assert_eq!(
-            i.flow(),
+            instruction("BRA.DIV UR8, 0xdd90").flow(),
             Flow::Branch {
                 target: 0xdd90,
                 conditional: true
             }
         );
-        let (g, op, ops) = split_instruction("@!PT BRA 0x40");
-        let never = Instruction {
-            address: 0,
-            guard: g,
-            opcode: op,
-            operands: ops,
-            control: Control::from_high_word(0),
-        };
-        assert_eq!(never.flow(), Flow::Next);
+        assert_eq!(instruction("@!PT BRA 0x40").flow(), Flow::Next);
+        assert_eq!(
+            instruction("@PT BRA 0x40").flow(),
+            Flow::Branch {
+                target: 0x40,
+                conditional: false
+            }
+        );
+        assert_eq!(
+            instruction("@P0 EXIT").flow(),
+            Flow::End { conditional: true }
+        );
     }
 }
