@@ -186,8 +186,11 @@ impl KernelBundle {
             return Err(SassListingError::NoKernels(reason));
         }
         let cuobjdump = find_cuobjdump(self.status).ok_or(SassListingError::NoCuobjdump)?;
+        // A file of its own for each call: tests list the same bundle from several threads.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let fatbin = std::env::temp_dir().join(format!(
-            "flashlab-{}-{}.fatbin",
+            "flashlab-{}-{}-{call}.fatbin",
             self.crate_name,
             std::process::id()
         ));
