@@ -18,13 +18,18 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The record's listing of `kernel`, its source page, its main loop by the way executed
-/// and the stall table.
-fn profiled(listing: &str, page: &str) -> (sass_schedule::Function, LoopSchedule, Vec<StallRow>) {
+/// The one kernel of a listing of the record.
+fn function(listing: &str) -> sass_schedule::Function {
     let text = read_text(&root().join(SCHEDULE).join(listing)).unwrap();
     let mut functions = parse_listing(&text).unwrap();
     assert_eq!(functions.len(), 1, "{listing} holds one kernel");
-    let f = functions.remove(0);
+    functions.remove(0)
+}
+
+/// The record's listing of `kernel`, its source page, its main loop by the way executed
+/// and the stall table.
+fn profiled(listing: &str, page: &str) -> (sass_schedule::Function, LoopSchedule, Vec<StallRow>) {
+    let f = function(listing);
     let page = SourcePage::parse(&read_text(&root().join(PROFILE).join(page)).unwrap()).unwrap();
     let rows = page.join(&f).unwrap_or_else(|e| panic!("{listing}: {e}"));
     let s = main_loop(&f, Some(rows)).expect("a main loop");
@@ -127,8 +132,7 @@ fn the_lightest_way_is_the_way_executed() {
 #[test]
 fn flashattention4_loops_at_each_head_dim() {
     for (d, hgmma, mufu, cycles) in [(64, 12, 66, 870), (128, 16, 66, 900), (256, 21, 42, 808)] {
-        let text = read_text(&root().join(SCHEDULE).join(format!("fa4-d{d}.sass.gz"))).unwrap();
-        let f = parse_listing(&text).unwrap().remove(0);
+        let f = function(&format!("fa4-d{d}.sass.gz"));
         let s = main_loop(&f, None).unwrap();
         assert_eq!(
             (s.count(&f, "HGMMA"), s.count(&f, "MUFU"), s.static_cycles()),
@@ -152,8 +156,7 @@ fn the_records_tables_are_the_tools_output() {
         ("stage19-d256", None),
     ];
     for (name, page) in tables {
-        let text = read_text(&root().join(SCHEDULE).join(format!("{name}.sass.gz"))).unwrap();
-        let f = parse_listing(&text).unwrap().remove(0);
+        let f = function(&format!("{name}.sass.gz"));
         let page = page.map(|p| {
             SourcePage::parse(&read_text(&root().join(PROFILE).join(p)).unwrap()).unwrap()
         });

@@ -123,11 +123,6 @@ impl Cfg {
         }
     }
 
-    /// The block holding instruction `i`.
-    pub fn block_of(&self, i: usize) -> usize {
-        self.blocks.partition_point(|b| b.end <= i)
-    }
-
     /// Every natural loop, one per header (back edges to the same header merged), in the
     /// order of their headers.
     pub fn loops(&self) -> Vec<Loop> {

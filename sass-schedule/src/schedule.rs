@@ -87,12 +87,16 @@ impl LoopSchedule {
     }
 }
 
-fn tensor_core_count(f: &Function, cfg: &Cfg, lp: &Loop) -> usize {
+/// The indices of a loop's tensor-core instructions.
+fn tensor_core_instructions<'a>(
+    f: &'a Function,
+    cfg: &'a Cfg,
+    lp: &'a Loop,
+) -> impl Iterator<Item = usize> + 'a {
     lp.blocks
         .iter()
         .flat_map(|&b| cfg.blocks[b].start..cfg.blocks[b].end)
         .filter(|&i| TENSOR_CORE.contains(&f.instructions[i].mnemonic()))
-        .count()
 }
 
 /// The kernel's main loop (of the innermost loops with tensor-core instructions, the one with
@@ -101,35 +105,26 @@ fn tensor_core_count(f: &Function, cfg: &Cfg, lp: &Loop) -> usize {
 /// holds a tensor-core instruction.
 pub fn main_loop(f: &Function, rows: Option<&[Row]>) -> Option<LoopSchedule> {
     let cfg = Cfg::of(f);
-    let executed_tc = |lp: &Loop| -> u64 {
-        let Some(rows) = rows else { return 0 };
-        lp.blocks
-            .iter()
-            .flat_map(|&b| cfg.blocks[b].start..cfg.blocks[b].end)
-            .filter(|&i| TENSOR_CORE.contains(&f.instructions[i].mnemonic()))
-            .map(|i| rows[i].executed)
-            .sum()
-    };
-    // Loops with tensor-core instructions, innermost first: a loop around another such
-    // loop (a persistent kernel's loop over its work tiles) is not the main loop.
-    let with_tc: Vec<Loop> = cfg
+    // Loops with tensor-core instructions, each with how many and how often they ran.
+    let with_tc: Vec<(Loop, usize, u64)> = cfg
         .loops()
         .into_iter()
-        .filter(|lp| tensor_core_count(f, &cfg, lp) > 0)
+        .map(|lp| {
+            let tc: Vec<usize> = tensor_core_instructions(f, &cfg, &lp).collect();
+            let executed = rows.map_or(0, |rows| tc.iter().map(|&i| rows[i].executed).sum());
+            (lp, tc.len(), executed)
+        })
+        .filter(|&(_, tc, _)| tc > 0)
         .collect();
-    let innermost = with_tc.iter().filter(|lp| {
+    // Innermost first: a loop around another such loop (a persistent kernel's loop over its
+    // work tiles) is not the main loop.
+    let innermost = with_tc.iter().filter(|(lp, _, _)| {
         !with_tc
             .iter()
-            .any(|inner| inner.header != lp.header && inner.blocks.is_subset(&lp.blocks))
+            .any(|(inner, _, _)| inner.header != lp.header && inner.blocks.is_subset(&lp.blocks))
     });
-    let lp = innermost
-        .max_by_key(|lp| {
-            (
-                executed_tc(lp),
-                tensor_core_count(f, &cfg, lp),
-                std::cmp::Reverse(lp.blocks.len()),
-            )
-        })?
+    let (lp, loop_tensor_core, _) = innermost
+        .max_by_key(|(lp, tc, executed)| (*executed, *tc, std::cmp::Reverse(lp.blocks.len())))?
         .clone();
     let cycles = |b: &crate::cfg::Block| -> u64 {
         f.instructions[b.start..b.end]
@@ -152,7 +147,7 @@ pub fn main_loop(f: &Function, rows: Option<&[Row]>) -> Option<LoopSchedule> {
             .iter()
             .map(|&b| cfg.blocks[b].end - cfg.blocks[b].start)
             .sum(),
-        loop_tensor_core: tensor_core_count(f, &cfg, &lp),
+        loop_tensor_core,
         lp,
         way,
         path,
