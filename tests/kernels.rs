@@ -380,7 +380,7 @@ fn only_the_timeline_kernels_read_the_clocks() -> Checked {
     }
     if !unchecked.is_empty() {
         let message = format!(
-            "no cuobjdump beside the nvcc that compiled stage(s) {}: their timeline kernels' SASS was not read",
+            "no cuobjdump was found for stage(s) {}: their timeline kernels' SASS was not read",
             unchecked.join(", ")
         );
         assert!(!required(), "{message}");
