@@ -32,6 +32,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage23_hopper_backward::STAGE,
     &stage24_v_transpose::STAGE,
     &stage25_backward_warp_tiles::STAGE,
+    &stage26_lean_loop::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

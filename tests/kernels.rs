@@ -524,7 +524,7 @@ fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Check
     for (stage, functions) in listings {
         let info = stage.info();
         // The warp-specialized stages with both products on wgmma in one loop.
-        if !matches!(info.number, 12 | 13 | 16 | 17 | 18 | 19) {
+        if !matches!(info.number, 12 | 13 | 16 | 17 | 18 | 19 | 26) {
             continue;
         }
         for f in functions
