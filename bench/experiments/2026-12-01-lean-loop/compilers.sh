@@ -2,7 +2,7 @@
 # compilers.sh: stage 19's and stage 26's main loops (static cycles, `flashlab schedule`),
 # compiled by the pinned CUDA 13.0 and by CUDA 13.4 (FlashAttention-4's compiler), sm_90a,
 # as kernel-build compiles them. Run from the repository root of a checkout with
-# stage26-lean-loop.patch.txt applied (`git am`), after `cargo build --release`. Installs
+# stage 26 (it is in the tree since 2026-12-01), after `cargo build --release`. Installs
 # CUDA 13.4's nvcc from PyPI into a temporary folder (no GPU needed).
 set -euo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
