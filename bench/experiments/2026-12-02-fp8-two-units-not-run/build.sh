@@ -4,7 +4,7 @@
 # (the base), then in a temporary worktree with fp8-two-units.patch.txt applied three builds
 # of flashlab with 1, 2 and 3 of each 8 exponentials on the polynomial (FLASHLAB_NVCC_FLAGS
 # passes -DFLASHLAB_POLY_OF_8 to nvcc), and the 2-of-8 build's stage 20 GPU test binary and
-# sanitize.sh beside its flashlab; all xz-compressed into dist/pe/ (about 20 MiB).
+# sanitize.sh beside its flashlab; all xz-compressed into dist/pe/ (17 MiB).
 set -euo pipefail
 root=$(pwd)
 here=$root/bench/experiments/2026-12-02-fp8-two-units-not-run
