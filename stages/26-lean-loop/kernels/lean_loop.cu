@@ -101,22 +101,11 @@ struct SteppedMma : WarpgroupMma<T, D, BQ, BKV> {
 // ANCHOR_END: stepped
 
 // ANCHOR: split_softmax
-// The online softmax with its exponentials in two parts, values 0 .. SPLIT - 1 and SPLIT ..
-// BLOCK_KV / 2 - 1 of each thread's scores, so that the wait for P V can stand between them.
-template <int D, int BLOCK_KV>
-struct SplitSoftmax : OnlineSoftmax<D, BLOCK_KV, true> {
-    static constexpr int SPLIT = BLOCK_KV / 2 / 4;  // a quarter before the wait
-    template <int BEGIN, int END>
-    __device__ __forceinline__ void exponentiate_part(float (&s)[BLOCK_KV / 2], float scale_log2) {
-#pragma unroll
-        for (int i = BEGIN; i < END; ++i) {
-            s[i] = fast_exp2(fmaf(s[i], scale_log2, -this->m_base[i % 4 / 2]));
-            this->row_sum[i % 4 / 2] += s[i];
-        }
-    }
-    __device__ __forceinline__ void exponentiate_first(float (&s)[BLOCK_KV / 2], float scale_log2) { exponentiate_part<0, SPLIT>(s, scale_log2); }
-    __device__ __forceinline__ void exponentiate_rest(float (&s)[BLOCK_KV / 2], float scale_log2) { exponentiate_part<SPLIT, BLOCK_KV / 2>(s, scale_log2); }
-};
+// The exponentials in two parts, values 0 .. SPLIT - 1 and SPLIT .. BLOCK_KV / 2 - 1 of each
+// thread's scores (OnlineSoftmax::exponentiate_part), so that the wait for P V can stand
+// between them: a quarter before it.
+template <int D>
+constexpr int SPLIT = BLOCK_KV<D> / 2 / 4;
 // ANCHOR_END: split_softmax
 
 // ANCHOR: consumer
@@ -126,7 +115,7 @@ template <typename T, int D, bool TIMELINE>
 __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const Tiles<T, D>& s, const BlockWork& w, int wg) {
     Timeline<TIMELINE> tl(p, 1 + wg);
     SteppedMma<T, D, BLOCK_Q<D>, BLOCK_KV<D>> mma(s.q, wg);
-    SplitSoftmax<D, BLOCK_KV<D>> softmax;  // stage 19's lazy rescale, the exponentials in two parts
+    OnlineSoftmax<D, BLOCK_KV<D>, true> softmax;  // lazy at every D (book: "Why it pays here and not in stage 9")
     const int row[2] = {w.q_start + mma.row(0), w.q_start + mma.row(1)};
     // ANCHOR: turns
     // A consumer issues S = Q K^T only on its turn (bar.sync on its own barrier, which
@@ -144,9 +133,11 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         masked_or_not<BLOCK_KV<D>>(p, kv_start, w.q_start, [&](auto MASKED) {
             if constexpr (decltype(MASKED)::value) mask_scores<BLOCK_KV<D>>(mma.s, p, kv_start, row);
             softmax.max_get_scale(mma.s, p.scale_log2);
-            softmax.exponentiate_first(mma.s, p.scale_log2);
+            softmax.template exponentiate_part<0, SPLIT<D>>(mma.s, p.scale_log2);
         });
     };
+    // The rest of the exponentials, once P V is complete.
+    auto rest_of_softmax = [&]() { softmax.template exponentiate_part<SPLIT<D>, BLOCK_KV<D> / 2>(mma.s, p.scale_log2); };
     // ANCHOR_END: softmax_phase
     // ANCHOR: consumer_loop
     // Tile 0: S alone, then its softmax. Tile t: S for t and P V for t - 1 on one turn, the
@@ -158,7 +149,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         FL_PHASE(tl, Phase::WaitFull, 0, s.bar->k.consumer_wait(st));
         FL_PHASE(tl, Phase::Sync, 0, take_turn());
         FL_PHASE(tl, Phase::Qk, 0, mma.qk_issue(s.k_slot(st)); pass_turn(); mma.template wait_s<0>(); s.bar->k.consumer_release(st));
-        FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0); softmax.exponentiate_rest(mma.s, p.scale_log2));
+        FL_PHASE(tl, Phase::Softmax, 0, softmax_of_s(0); rest_of_softmax());
         mma.p_from_s();  // O is all zeros: its rescale can wait
     }
     for (int t = 1; t < w.n_tiles; ++t) {
@@ -179,7 +170,7 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
         s.bar->v.consumer_release(prev);
         tl.record(Phase::Pv, t - 1, issued);
         // One block: ptxas packs P's registers in the gaps between the last exponentials.
-        softmax.exponentiate_rest(mma.s, p.scale_log2);
+        rest_of_softmax();
         mma.p_from_s();
         tl.record(Phase::Softmax, t, softmax_start);
         softmax.rescale_o(mma.o);

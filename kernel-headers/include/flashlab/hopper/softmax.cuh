@@ -62,8 +62,14 @@ struct OnlineSoftmax {
     }
     // P = exp2(S scale_log2 - max), in place in S's registers, and the row sums.
     __device__ __forceinline__ void exponentiate(float (&s)[BLOCK_KV / 2], float scale_log2) {
+        exponentiate_part<0, BLOCK_KV / 2>(s, scale_log2);
+    }
+    // The same for values BEGIN .. END - 1 of the thread's scores alone, for a consumer that
+    // waits for something between two parts (stage 26 waits for P V).
+    template <int BEGIN, int END>
+    __device__ __forceinline__ void exponentiate_part(float (&s)[BLOCK_KV / 2], float scale_log2) {
 #pragma unroll
-        for (int i = 0; i < BLOCK_KV / 2; ++i) {
+        for (int i = BEGIN; i < END; ++i) {
             s[i] = fast_exp2(fmaf(s[i], scale_log2, -m_base[i % 4 / 2]));
             row_sum[i % 4 / 2] += s[i];
         }
