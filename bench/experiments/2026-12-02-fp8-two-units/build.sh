@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# build.sh: what call.sh carries, built on a machine without a GPU. From the repository root
+# build.sh: what call-a1.sh carries, built on a machine without a GPU. From the repository root
 # of a checkout (the pinned CUDA 13.0 in .toolchain, `just cuda`): the checkout's flashlab
 # (the base), then in a temporary worktree with fp8-two-units.patch.txt applied three builds
 # of flashlab with 1, 2 and 3 of each 8 exponentials on the polynomial (FLASHLAB_NVCC_FLAGS
@@ -7,7 +7,7 @@
 # sanitize.sh beside its flashlab; all xz-compressed into dist/pe/ (17 MiB).
 set -euo pipefail
 root=$(pwd)
-here=$root/bench/experiments/2026-12-02-fp8-two-units-not-run
+here=$root/bench/experiments/2026-12-02-fp8-two-units
 tmp=$(mktemp -d)
 wt=$tmp/wt
 git worktree add -q --detach "$wt" HEAD
