@@ -33,6 +33,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage24_v_transpose::STAGE,
     &stage25_backward_warp_tiles::STAGE,
     &stage26_lean_loop::STAGE,
+    &stage27_wide_keys::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -74,6 +74,17 @@ impl Fp8Workspace {
     }
 }
 
+/// Keys a TMA box of a V^T tile holds, and its swizzle (`mainloop_fp8.cuh`'s `VT_BOX`): a
+/// tile's whole 128-byte rows when its keys are a multiple of 128, else boxes of 64 keys
+/// under the 64-byte swizzle (stage 27's 192).
+pub fn vt_box_keys(block_kv: u32) -> (u32, CUtensorMapSwizzle) {
+    if block_kv % 128 == 0 {
+        (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+    } else {
+        (64, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
+    }
+}
+
 /// An FP8 stage: the tiles of its attention kernel (`<kernel>_bf16_d<D>`), its
 /// preprocessing kernels (`<kernel>_amax_...`, `<kernel>_quantize_...`), and the recipe its
 /// kernels follow, which the check emulates.
@@ -81,6 +92,9 @@ pub struct Fp8Stage {
     pub info: &'static StageInfo,
     pub kernel: &'static str,
     pub tiles: QTiles,
+    /// Head dims whose kernels use other tiles than `tiles` (stage 27: more keys a tile at
+    /// head dim 64, where S leaves registers for them), with those tiles.
+    pub tiles_by_head_dim: &'static [(usize, QTiles)],
     /// `None`, or the seed of incoherent processing's random signs (`FP8_ROTATION_SEED`).
     pub rotation: Option<u64>,
     pub v_layout: VLayout,
@@ -99,9 +113,17 @@ pub enum VLayout {
 }
 
 impl Fp8Stage {
+    /// The tiles the kernels for `head_dim` launch with.
+    pub fn tiles_for(&self, head_dim: usize) -> QTiles {
+        self.tiles_by_head_dim
+            .iter()
+            .find(|(d, _)| *d == head_dim)
+            .map_or(self.tiles, |(_, t)| *t)
+    }
+
     /// Q's tile and the K and V^T rings, a byte a code, then O's bf16 tile.
     pub fn smem_bytes(&self, head_dim: usize) -> u32 {
-        let t = self.tiles;
+        let t = self.tiles_for(head_dim);
         let d = head_dim as u32;
         let v_in = match self.v_layout {
             VLayout::Transposed => 0,
@@ -116,6 +138,7 @@ impl Fp8Stage {
         let d = s.head_dim as u64;
         let base = p.scratch;
         let (box_codes, swizzle) = box_codes(s.head_dim);
+        let tiles = self.tiles_for(s.head_dim);
         let codes = |at: usize, seqlen: usize, heads: usize, rows: u32| {
             let (seqlen, heads) = (seqlen as u64, heads as u64);
             TensorMap::tiled(
@@ -135,22 +158,22 @@ impl Fp8Stage {
                 CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
                 &[kp, d, kvh, s.batch as u64],
                 &[kp, d * kp, kvh * d * kp],
-                &[self.tiles.block_kv, s.head_dim as u32, 1, 1],
-                CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+                &[vt_box_keys(tiles.block_kv).0, s.head_dim as u32, 1, 1],
+                vt_box_keys(tiles.block_kv).1,
             )?,
             // Rows past seqlen_k arrive as zeros (TMA fills outside the tensor), as the
             // transposed layout's padding does.
-            VLayout::Natural => codes(ws.vt, s.seqlen_k, s.kv_heads, self.tiles.block_kv)?,
+            VLayout::Natural => codes(ws.vt, s.seqlen_k, s.kv_heads, tiles.block_kv)?,
         };
         Ok(AttnTensorMaps {
-            q: codes(ws.q, s.seqlen_q, s.heads, self.tiles.block_q)?,
-            k: codes(ws.k, s.seqlen_k, s.kv_heads, self.tiles.block_kv)?,
+            q: codes(ws.q, s.seqlen_q, s.heads, tiles.block_q)?,
+            k: codes(ws.k, s.seqlen_k, s.kv_heads, tiles.block_kv)?,
             v,
             o: TensorMap::bshd(
                 p.o,
                 DType::Bf16,
                 (s.batch, s.seqlen_q, s.heads, s.head_dim),
-                self.tiles.block_q,
+                tiles.block_q,
             )?,
         })
     }
@@ -225,7 +248,7 @@ impl PrefillStage for Fp8Stage {
 
     fn launch(&self, gpu: &Gpu, args: &LaunchArgs) -> Result<()> {
         let p = &args.problem.shape;
-        let t = self.tiles;
+        let t = self.tiles_for(p.head_dim);
         let function = timed_or_timeline_kernel(self.info, self.kernel, gpu, args)?;
         let ws = Fp8Workspace::for_problem(&args.problem);
         let maps = self.maps(args, &ws)?;

@@ -34,6 +34,7 @@ pub static STAGE: Fp8Stage = Fp8Stage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[],
     v_layout: VLayout::Transposed,
     rotation: None,
     // The timeline build's consumers keep 232 registers (its producer needs 40 for its clock

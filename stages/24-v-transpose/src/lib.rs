@@ -33,6 +33,7 @@ pub static STAGE: Fp8Stage = Fp8Stage {
         block_kv: tiles::BLOCK_KV,
         kv_slots: tiles::NSTAGES,
     },
+    tiles_by_head_dim: &[],
     v_layout: VLayout::Natural,
     rotation: None,
     tolerated_spills: &[

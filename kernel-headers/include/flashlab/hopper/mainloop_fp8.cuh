@@ -18,6 +18,12 @@ namespace flashlab {
 // same rule (harness::fp8::box_codes).
 template <int D>
 constexpr int FP8_QK_BOX = D < 128 ? D : 128;
+// Keys in a box of a V^T tile: the whole 128-byte row of a 128-key tile, or 64 keys under
+// the 64-byte swizzle where the tile is no multiple of 128 keys (stage 27: 192 at head dim
+// 64). The producers' copies and the descriptors below read it; the host's tensor map takes
+// the same rule (harness::fp8::vt_box_keys).
+template <int BLOCK_KV>
+constexpr int FP8_VT_BOX = BLOCK_KV % 128 == 0 ? 128 : 64;
 
 // ANCHOR: warpgroup_mma_fp8
 // Per thread: O's 64 x D block is D / 2 floats and S's 64 x BLOCK_KV block BLOCK_KV / 2, as at
@@ -48,8 +54,10 @@ struct WarpgroupMmaFp8 {
     // of 32 codes is 32 bytes: the same bytes as a 16-bit k-step of 16. Q and K: the step
     // 32 bytes further inside a box, a whole box further every 4 steps. At head dim 64 a row
     // of codes is 64 bytes, one box under the 64-byte swizzle (2 steps; 8 rows, 512 bytes,
-    // between groups). V^T: [D] rows of BLOCK_KV (128) keys, one box; its k-steps (32 keys)
-    // walk along the row the same way.
+    // between groups). V^T: [D] rows of BLOCK_KV keys in boxes of VT_BOX: one box of 128
+    // keys, its k-steps (32 keys) walking along the row the same way; or, where the tile is
+    // no multiple of 128 keys (stage 27's 192), boxes of 64 keys under the 64-byte swizzle,
+    // one after the other, 2 k-steps each.
     static constexpr int BOX = FP8_QK_BOX<D>;  // bytes (codes) of a Q or K box row
     __device__ __forceinline__ static uint64_t qk_desc(const uint8_t* rows, int tile_rows, int kk) {
         constexpr int STEPS = BOX / 32;  // k-steps in one box row
@@ -60,9 +68,13 @@ struct WarpgroupMmaFp8 {
     }
     __device__ __forceinline__ uint64_t q_desc(int kk) const { return qk_desc(q_smem + wg * 64 * BOX, BLOCK_Q, kk); }
     __device__ __forceinline__ static uint64_t k_desc(const uint8_t* k_tile, int kk) { return qk_desc(k_tile, BLOCK_KV, kk); }
-    __device__ __forceinline__ static uint64_t vt_desc(const uint8_t* vt_tile, int kk) {
-        static_assert(BLOCK_KV == 128, "V^T's rows are one 128-byte box");
-        return wgmma_desc_sw128(vt_tile + kk * 32, 16, 1024);
+    static constexpr int VT_BOX = FP8_VT_BOX<BLOCK_KV>;
+    static_assert(BLOCK_KV % 64 == 0, "V^T's tile is whole boxes of 64 or 128 keys");
+    // `rows`: the tile, or at d256 the first of a part's rows (PART rows into each box).
+    __device__ __forceinline__ static uint64_t vt_desc(const uint8_t* rows, int kk) {
+        const uint8_t* at = rows + (kk * 32 / VT_BOX) * D * VT_BOX + (kk * 32) % VT_BOX;
+        if constexpr (VT_BOX == 128) return wgmma_desc_sw128(at, 16, 1024);
+        return wgmma_desc_sw64(at, 16, 512);
     }
     // ANCHOR_END: descriptors_fp8
 
@@ -81,7 +93,7 @@ struct WarpgroupMmaFp8 {
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BLOCK_KV / 32; ++kk)
-            wgmma_rs_e4m3<PART>(o_tile, p[kk], vt_desc(vt_tile + part * PART * BLOCK_KV, kk), kk > 0);
+            wgmma_rs_e4m3<PART>(o_tile, p[kk], vt_desc(vt_tile + part * PART * VT_BOX, kk), kk > 0);
         wgmma_commit();
     }
     // Once it is complete: O = O * scale + o_tile, one FFMA an element, where `scale` takes O
