@@ -25,6 +25,7 @@ harness::test_main!(Needs::Cpu => [
     the_l2_flush_loads_are_not_evict_first,
     the_control_bits_read_as_ptxas_wrote_them,
     the_hopper_loops_issue_their_products_and_exponentials_once_a_tile,
+    the_fp8_loops_issue_their_products_and_exponentials_once_a_tile,
 ]);
 
 fn required() -> bool {
@@ -570,5 +571,63 @@ fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Check
         }
     }
     assert!(checked >= 12, "checked {checked} kernels");
+    Ok(())
+}
+
+/// The same for the FP8 stages' consumer loops: D / 32 `QGMMA`s for S and BLOCK_KV / 32 for
+/// P V (twice at d256, whose P V is made in two parts of 128 columns), and BLOCK_KV / 2 + 2
+/// exponentials. Stage 27's key tile is 192 at head dim 64: the SASS holds it to that.
+fn the_fp8_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
+    let listings = parsed_listings()?;
+    let mut checked = 0;
+    for (stage, functions) in listings {
+        let info = stage.info();
+        if !matches!(info.number, 20 | 21 | 24 | 27) {
+            continue;
+        }
+        for f in functions
+            .iter()
+            .filter(|f| f.arch == "sm_90a" && !harness::timeline::is_timeline_kernel(&f.name))
+        {
+            if !f.name.contains("_bf16_d")
+                || f.name.contains("_amax_")
+                || f.name.contains("_quantize_")
+            {
+                continue;
+            }
+            let Some(d) = f
+                .name
+                .rsplit("_d")
+                .next()
+                .and_then(|d| d.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let block_kv = if info.number == 27 && d == 64 {
+                192
+            } else {
+                128
+            };
+            let pv_parts = if d == 256 { 2 } else { 1 };
+            let s = sass_schedule::main_loop(f, None)
+                .unwrap_or_else(|| panic!("stage {}: {} has no main loop", info.label(), f.name));
+            assert_eq!(
+                s.count(f, "QGMMA"),
+                d / 32 + pv_parts * block_kv / 32,
+                "stage {}: {}",
+                info.label(),
+                f.name
+            );
+            assert_eq!(
+                s.count(f, "MUFU"),
+                block_kv / 2 + 2,
+                "stage {}: {}",
+                info.label(),
+                f.name
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "checked {checked} kernels");
     Ok(())
 }

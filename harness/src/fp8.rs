@@ -38,6 +38,17 @@ pub fn box_codes(head_dim: usize) -> (u32, CUtensorMapSwizzle) {
     }
 }
 
+/// Keys a TMA box of a V^T tile holds, and its swizzle (`mainloop_fp8.cuh`'s `FP8_VT_BOX`): a
+/// tile's whole 128-byte rows when its keys are a multiple of 128, else boxes of 64 keys
+/// under the 64-byte swizzle (stage 27's 192).
+pub fn vt_box_keys(block_kv: u32) -> (u32, CUtensorMapSwizzle) {
+    if block_kv % 128 == 0 {
+        (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+    } else {
+        (64, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
+    }
+}
+
 /// Byte offsets into the workspace (`AttnParams::scratch`), as `fp8_workspace` computes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fp8Workspace {
@@ -71,17 +82,6 @@ impl Fp8Workspace {
             keys_padded,
             bytes,
         }
-    }
-}
-
-/// Keys a TMA box of a V^T tile holds, and its swizzle (`mainloop_fp8.cuh`'s `VT_BOX`): a
-/// tile's whole 128-byte rows when its keys are a multiple of 128, else boxes of 64 keys
-/// under the 64-byte swizzle (stage 27's 192).
-pub fn vt_box_keys(block_kv: u32) -> (u32, CUtensorMapSwizzle) {
-    if block_kv % 128 == 0 {
-        (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
-    } else {
-        (64, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
     }
 }
 
@@ -295,6 +295,47 @@ pub fn check_scales(stage: &dyn PrefillStage, scales: Granularity) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stage with other tiles at one head dim (stage 27: 192 keys at d64) launches each
+    /// head dim with its own: the shared memory, and V^T's boxes, follow the key tile.
+    #[test]
+    fn tiles_by_head_dim_set_the_shared_memory_and_the_v_boxes() {
+        const TILES: QTiles = QTiles {
+            warps: 12,
+            block_q: 128,
+            block_kv: 128,
+            kv_slots: 2,
+        };
+        let stage = Fp8Stage {
+            info: &crate::stage::fakes::PREFILL_INFO,
+            kernel: "fake",
+            tiles: TILES,
+            tiles_by_head_dim: &[(
+                64,
+                QTiles {
+                    block_kv: 192,
+                    ..TILES
+                },
+            )],
+            rotation: None,
+            v_layout: VLayout::Transposed,
+            tolerated_spills: &[],
+        };
+        assert_eq!(stage.tiles_for(64).block_kv, 192);
+        assert_eq!(stage.tiles_for(128), TILES);
+        // d64: Q 8 KiB + 2 x (K + V^T) 2 x 12 KiB + O's bf16 tile 16 KiB = 72 KiB; d128:
+        // Q 16 + 2 x 2 x 16 + 32 = 112 KiB.
+        assert_eq!(stage.smem_bytes(64), 72 * 1024);
+        assert_eq!(stage.smem_bytes(128), 112 * 1024);
+        assert_eq!(
+            vt_box_keys(128),
+            (128, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B)
+        );
+        assert_eq!(
+            vt_box_keys(192),
+            (64, CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B)
+        );
+    }
 
     /// The offsets `fp8_workspace` computes in `fp8.cuh`, worked by hand for one problem:
     /// batch 2, 4 heads, 2 K/V heads, 100 queries, 70 keys, head dim 128.

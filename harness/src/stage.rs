@@ -392,7 +392,7 @@ pub(crate) mod fakes {
         }
     }
 
-    static PREFILL_INFO: StageInfo = info(3, "fake-prefill", &[64, 128]);
+    pub(crate) static PREFILL_INFO: StageInfo = info(3, "fake-prefill", &[64, 128]);
     static DECODE_INFO: StageInfo = info(14, "fake-decode", &[128]);
 
     pub struct FakePrefill;
