@@ -516,22 +516,30 @@ fn the_control_bits_read_as_ptxas_wrote_them() -> Checked {
     Ok(())
 }
 
-/// Each Hopper prefill stage's main loop (`flashlab schedule N`), on its lightest way
-/// around: one tile's products, D / 16 wgmmas for S and BLOCK_KV / 16 for P V, and its
-/// exponentials, BLOCK_KV / 2 a thread and two for the rescale factors, once each.
-fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
-    let listings = parsed_listings()?;
+/// Each timed sm_90a bf16 attention kernel of the stages `wanted` keeps, with its head dim
+/// and its main loop (`flashlab schedule N`, on its lightest way around); how many there were.
+fn each_hopper_main_loop(
+    wanted: impl Fn(u32) -> bool,
+    mut check: impl FnMut(
+        &harness::StageInfo,
+        &sass_schedule::Function,
+        usize,
+        &sass_schedule::LoopSchedule,
+    ),
+) -> Result<usize, Skipped> {
     let mut checked = 0;
-    for (stage, functions) in listings {
+    for (stage, functions) in parsed_listings()? {
         let info = stage.info();
-        // The warp-specialized stages with both products on wgmma in one loop.
-        if !matches!(info.number, 12 | 13 | 16 | 17 | 18 | 19 | 26) {
+        if !wanted(info.number) {
             continue;
         }
-        for f in functions
-            .iter()
-            .filter(|f| f.arch == "sm_90a" && !harness::timeline::is_timeline_kernel(&f.name))
-        {
+        for f in functions.iter().filter(|f| {
+            f.arch == "sm_90a"
+                && !harness::timeline::is_timeline_kernel(&f.name)
+                && f.name.contains("_bf16_d")
+                && !f.name.contains("_amax_")
+                && !f.name.contains("_quantize_")
+        }) {
             let Some(d) = f
                 .name
                 .rsplit("_d")
@@ -540,12 +548,24 @@ fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Check
             else {
                 continue;
             };
-            if !f.name.contains("_bf16_") {
-                continue;
-            }
-            let block_kv = if d == 256 { 80 } else { 128 };
             let s = sass_schedule::main_loop(f, None)
                 .unwrap_or_else(|| panic!("stage {}: {} has no main loop", info.label(), f.name));
+            check(info, f, d, &s);
+            checked += 1;
+        }
+    }
+    Ok(checked)
+}
+
+/// Each Hopper prefill stage's main loop, on its lightest way around: one tile's products,
+/// D / 16 wgmmas for S and BLOCK_KV / 16 for P V, and its exponentials, BLOCK_KV / 2 a
+/// thread and two for the rescale factors, once each.
+fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
+    // The warp-specialized stages with both products on wgmma in one loop.
+    let checked = each_hopper_main_loop(
+        |n| matches!(n, 12 | 13 | 16 | 17 | 18 | 19 | 26),
+        |info, f, d, s| {
+            let block_kv = if d == 256 { 80 } else { 128 };
             assert_eq!(
                 s.count(f, "HGMMA"),
                 d / 16 + block_kv / 16,
@@ -567,50 +587,29 @@ fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Check
                 f.name,
                 s.static_cycles()
             );
-            checked += 1;
-        }
-    }
+        },
+    )?;
     assert!(checked >= 12, "checked {checked} kernels");
     Ok(())
 }
 
 /// The same for the FP8 stages' consumer loops: D / 32 `QGMMA`s for S and BLOCK_KV / 32 for
 /// P V (twice at d256, whose P V is made in two parts of 128 columns), and BLOCK_KV / 2 + 2
-/// exponentials. Stage 27's key tile is 192 at head dim 64: the SASS holds it to that.
+/// exponentials, BLOCK_KV the key tile each stage launches at that head dim (stage 27's is
+/// 192 at d64): the SASS holds the host's tiles to the kernel's.
 fn the_fp8_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
-    let listings = parsed_listings()?;
-    let mut checked = 0;
-    for (stage, functions) in listings {
-        let info = stage.info();
-        if !matches!(info.number, 20 | 21 | 24 | 27) {
-            continue;
-        }
-        for f in functions
-            .iter()
-            .filter(|f| f.arch == "sm_90a" && !harness::timeline::is_timeline_kernel(&f.name))
-        {
-            if !f.name.contains("_bf16_d")
-                || f.name.contains("_amax_")
-                || f.name.contains("_quantize_")
-            {
-                continue;
-            }
-            let Some(d) = f
-                .name
-                .rsplit("_d")
-                .next()
-                .and_then(|d| d.parse::<usize>().ok())
-            else {
-                continue;
-            };
-            let block_kv = if info.number == 27 && d == 64 {
-                192
-            } else {
-                128
-            };
+    let fp8: [&harness::Fp8Stage; 4] = [
+        &stage20_fp8::STAGE,
+        &stage21_incoherent::STAGE,
+        &stage24_v_transpose::STAGE,
+        &stage27_wide_keys::STAGE,
+    ];
+    let of = |n: u32| fp8.iter().find(|s| s.info.number == n);
+    let checked = each_hopper_main_loop(
+        |n| of(n).is_some(),
+        |info, f, d, s| {
+            let block_kv = of(info.number).unwrap().tiles_for(d).block_kv as usize;
             let pv_parts = if d == 256 { 2 } else { 1 };
-            let s = sass_schedule::main_loop(f, None)
-                .unwrap_or_else(|| panic!("stage {}: {} has no main loop", info.label(), f.name));
             assert_eq!(
                 s.count(f, "QGMMA"),
                 d / 32 + pv_parts * block_kv / 32,
@@ -625,9 +624,8 @@ fn the_fp8_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked 
                 info.label(),
                 f.name
             );
-            checked += 1;
-        }
-    }
+        },
+    )?;
     assert!(checked >= 10, "checked {checked} kernels");
     Ok(())
 }

@@ -151,6 +151,7 @@ impl Fp8Stage {
             )
         };
         let kp = ws.keys_padded as u64;
+        let (vt_box, vt_swizzle) = vt_box_keys(tiles.block_kv);
         let kvh = s.kv_heads as u64;
         let v = match self.v_layout {
             VLayout::Transposed => TensorMap::tiled(
@@ -158,8 +159,8 @@ impl Fp8Stage {
                 CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
                 &[kp, d, kvh, s.batch as u64],
                 &[kp, d * kp, kvh * d * kp],
-                &[vt_box_keys(tiles.block_kv).0, s.head_dim as u32, 1, 1],
-                vt_box_keys(tiles.block_kv).1,
+                &[vt_box, s.head_dim as u32, 1, 1],
+                vt_swizzle,
             )?,
             // Rows past seqlen_k arrive as zeros (TMA fills outside the tensor), as the
             // transposed layout's padding does.
