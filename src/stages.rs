@@ -34,6 +34,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage25_backward_warp_tiles::STAGE,
     &stage26_lean_loop::STAGE,
     &stage27_wide_keys::STAGE,
+    &stage28_three_consumers::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

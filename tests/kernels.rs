@@ -594,22 +594,29 @@ fn the_hopper_loops_issue_their_products_and_exponentials_once_a_tile() -> Check
 }
 
 /// The same for the FP8 stages' consumer loops: D / 32 `QGMMA`s for S and BLOCK_KV / 32 for
-/// P V (twice at d256, whose P V is made in two parts of 128 columns), and BLOCK_KV / 2 + 2
+/// P V (twice at d256, whose P V is made in two parts of 128 columns, and in stage 28 at d128,
+/// in two halves of 64), and BLOCK_KV / 2 + 2
 /// exponentials, BLOCK_KV the key tile each stage launches at that head dim (stage 27's is
 /// 192 at d64): the SASS holds the host's tiles to the kernel's.
 fn the_fp8_loops_issue_their_products_and_exponentials_once_a_tile() -> Checked {
-    let fp8: [&harness::Fp8Stage; 4] = [
+    let fp8: [&harness::Fp8Stage; 5] = [
         &stage20_fp8::STAGE,
         &stage21_incoherent::STAGE,
         &stage24_v_transpose::STAGE,
         &stage27_wide_keys::STAGE,
+        &stage28_three_consumers::STAGE,
     ];
     let of = |n: u32| fp8.iter().find(|s| s.info.number == n);
     let checked = each_hopper_main_loop(
         |n| of(n).is_some(),
         |info, f, d, s| {
             let block_kv = of(info.number).unwrap().tiles_for(d).block_kv as usize;
-            let pv_parts = if d == 256 { 2 } else { 1 };
+            // O's columns one P V makes: all of them up to 128, and stage 28's halves at d128.
+            let pv_part = match (info.number, d) {
+                (28, 128) => stage28_three_consumers::tiles::PV_PART_D128 as usize,
+                _ => d.min(128),
+            };
+            let pv_parts = d / pv_part;
             assert_eq!(
                 s.count(f, "QGMMA"),
                 d / 32 + pv_parts * block_kv / 32,

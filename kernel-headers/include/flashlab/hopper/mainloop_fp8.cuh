@@ -32,9 +32,11 @@ constexpr int FP8_VT_BOX = BLOCK_KV % 128 == 0 ? 128 : 64;
 // f32 keeps, so P V starts from zero on each tile and O, in f32, adds it (fold). At D = 256
 // that would be 128 floats more: P V is then made in two parts of 128 columns, one after the
 // other, each folded into its half of O before the next is issued.
-template <int D, int BLOCK_Q, int BLOCK_KV>
+// PV_PART: O's columns one P V product makes, 128 at most (a 64 x 256 accumulator would be
+// 128 registers).
+template <int D, int BLOCK_Q, int BLOCK_KV, int PV_PART = (D < 128 ? D : 128)>
 struct WarpgroupMmaFp8 {
-    static constexpr int PART = D < 128 ? D : 128;  // O's columns one P V product makes
+    static constexpr int PART = PV_PART;  // O's columns one P V product makes
     static constexpr int PARTS = D / PART;
     float o[D / 2] = {};
     float o_tile[PART / 2];
