@@ -145,6 +145,8 @@ __device__ void consumer(const AttnParams& p, const AttnTensorMaps& maps, const 
     // hands the turn to the next as soon as the wgmmas are issued. The tensor cores run them
     // in issue order, so one consumer's product runs while the others, theirs done, run
     // their softmax. Consumer 0's first turn is free: it arrives on its own barrier once.
+    // Three consumers wait at it more often than two, and still gain by it at d128 (book:
+    // "Stage 28", tried and left: without the turns 0.95-0.97).
     auto take_turn = [&]() { named_barrier_sync(MMA_TURN + wg, TURN_THREADS); };
     auto pass_turn = [&]() { named_barrier_arrive(MMA_TURN + (wg + 1) % CONSUMERS<D>, TURN_THREADS); };
     if (wg == 0) named_barrier_arrive(MMA_TURN, TURN_THREADS);
