@@ -106,8 +106,14 @@ pub fn aligned_sum(terms: &[f64], bits: u32) -> f64 {
     if largest == 0.0 {
         return 0.0;
     }
-    let quantum = (largest.log2().floor() + 1.0 - f64::from(bits)).exp2();
-    terms.iter().map(|t| (t / quantum).trunc() * quantum).sum()
+    // 2^(e + 1 - bits), e the exponent of `largest` (a normal f64), from its bits: a
+    // power of two, so dividing by it and multiplying back are exact.
+    let e = ((largest.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    let quantum = f64::from_bits(((e + 1 - i64::from(bits) + 1023) as u64) << 52);
+    let inverse = 1.0 / quantum;
+    // Below 2^bits in magnitude after the division: `as i64` truncates towards zero exactly
+    // (and needs no libm call, as `trunc` does on a baseline x86-64 target).
+    terms.iter().map(|t| (t * inverse) as i64 as f64 * quantum).sum()
 }
 
 /// The random signs of incoherent processing for head dim `d`: entry `i` is ±1, from a
@@ -247,19 +253,8 @@ pub fn attention_fp8_rows_accumulated(
 ) -> Vec<RowResult> {
     shape.check_inputs(q, k, v);
     let d = shape.head_dim;
-    let (mut q, mut k) = (q.to_vec(), k.to_vec());
-    if let Some(seed) = recipe.incoherent {
-        assert!(
-            d.is_power_of_two(),
-            "incoherent processing needs a power-of-two head dim, not {d}"
-        );
-        let signs = random_signs(d, seed);
-        rotate_rows(&mut q, &signs);
-        rotate_rows(&mut k, &signs);
-    }
     let g = recipe.granularity;
-    let q8 = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
-    let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    let (q, k, q8, k8) = cast_qk(q, k, shape, recipe);
     let means = accumulator
         .is_some_and(|a| a.center_v)
         .then(|| column_means(v, shape));
@@ -291,6 +286,84 @@ pub fn attention_fp8_rows_accumulated(
         sum,
         |p| Fp8Format::E4M3.round(p * P_SCALE) / P_SCALE,
     )
+}
+
+/// Q and K as an FP8 kernel of `recipe` sees them: rotated (incoherent processing), and
+/// each also cast to E4M3 and back; `(q, k, q8, k8)`.
+fn cast_qk(
+    q: &[f64],
+    k: &[f64],
+    shape: &Shape,
+    recipe: Fp8Recipe,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let d = shape.head_dim;
+    let (mut q, mut k) = (q.to_vec(), k.to_vec());
+    if let Some(seed) = recipe.incoherent {
+        assert!(
+            d.is_power_of_two(),
+            "incoherent processing needs a power-of-two head dim, not {d}"
+        );
+        let signs = random_signs(d, seed);
+        rotate_rows(&mut q, &signs);
+        rotate_rows(&mut k, &signs);
+    }
+    let g = recipe.granularity;
+    let q8 = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
+    let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
+    (q, k, q8, k8)
+}
+
+/// The significant bits the GPU checks' [`Accumulator`] keeps for an FP8 `wgmma`: the 14
+/// that DeepSeek-V3's report gives for Hopper, where stage 20's P V without the fold measured
+/// within 13% of the model (`bench/records/cpu-accumulator/`).
+pub const TENSOR_CORE_BITS: u32 = 14;
+
+/// Each row's LSE on the casts of [`attention_fp8_rows`], with every score Q Kᵀ summed as
+/// an FP8 kernel's S is: `K_STEP` of the head dim a `wgmma`, each step added into the
+/// accumulator as [`aligned_sum`] models it with `bits`, from zero. The LSE moves with a
+/// shift common to a row's scores, which O does not see and which such an accumulator's
+/// truncation gives a row whose products share a sign; the exact sums of
+/// [`attention_fp8_rows`] leave it out.
+#[allow(clippy::too_many_arguments)]
+pub fn lse_fp8_rows_accumulated(
+    q: &[f64],
+    k: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+    rows: &[RowId],
+    bits: u32,
+) -> Vec<f64> {
+    let d = shape.head_dim;
+    let (_, _, q8, k8) = cast_qk(q, k, shape, recipe);
+    rows.par_iter()
+        .map(|&RowId { batch: b, head: h, row: i }| {
+            let hk = shape.kv_head(h);
+            let qi = &q8[shape.q_index(b, i, h, 0)..][..d];
+            let scores: Vec<f64> = mask
+                .key_range(i, shape.seqlen_q, shape.seqlen_k)
+                .map(|j| {
+                    let kj = &k8[shape.kv_index(b, j, hk, 0)..][..d];
+                    let mut acc = 0.0;
+                    let mut terms = [0.0f64; K_STEP + 1];
+                    for (qs, ks) in qi.chunks(K_STEP).zip(kj.chunks(K_STEP)) {
+                        terms[0] = acc;
+                        for (t, (a, b)) in terms[1..].iter_mut().zip(qs.iter().zip(ks)) {
+                            *t = a * b;
+                        }
+                        acc = aligned_sum(&terms[..=qs.len()], bits);
+                    }
+                    scale * acc
+                })
+                .collect();
+            let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            if m == f64::NEG_INFINITY {
+                return f64::NEG_INFINITY;
+            }
+            m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln()
+        })
+        .collect()
 }
 
 /// Each column's mean of V over the keys of its (batch, K/V head): `[batch][kv_head][d]`.
