@@ -462,7 +462,8 @@ def time_calls(torch, a, fn, before=None):
         return start.elapsed_time(stop)
 
     warm, first = 0.0, math.inf
-    for _ in range(1000):
+    # No cap on the count that a long --warmup-ms would meet first (the harness's neither).
+    for _ in range(1_000_000):
         t = once()
         first = min(first, t)
         warm += t

@@ -204,7 +204,11 @@ fn check_against(
                     lse_lowp_err = lse_lowp_err.max((lo.lse - ex.lse).abs());
                     lse_lowp_spread = lse_lowp_spread.max(lo.lse_spread);
                 }
-                if let Some(m) = modelled_lse.as_ref().map(|m| m[n]).filter(|m| m.is_finite()) {
+                if let Some(m) = modelled_lse
+                    .as_ref()
+                    .map(|m| m[n])
+                    .filter(|m| m.is_finite())
+                {
                     lse_lowp_err = lse_lowp_err.max((m - ex.lse).abs());
                 }
             }
@@ -467,7 +471,11 @@ mod tests {
                     .map(|&x| x as f32)
                     .collect();
             let like_the_kernel = check_outputs_emulating(&p, &inputs, &o, &lse13, fp8);
-            assert!(like_the_kernel.passed, "seed {seed}: {}", like_the_kernel.summary());
+            assert!(
+                like_the_kernel.passed,
+                "seed {seed}: {}",
+                like_the_kernel.summary()
+            );
             let off: Vec<f32> = emu.lse.iter().map(|&x| (x + 0.2) as f32).collect();
             let far = check_outputs_emulating(&p, &inputs, &o, &off, fp8);
             assert!(!far.passed, "seed {seed}: {}", far.summary());

@@ -83,6 +83,17 @@ pub const WARMUP_MS: f64 = 50.0;
 pub const TARGET_MS: f64 = 300.0;
 pub const MIN_ITERS: usize = 5;
 pub const MAX_ITERS: usize = 200;
+/// `FLASHLAB_WARMUP_MS`, else [`WARMUP_MS`]: how much work the warm-up runs. A few seconds
+/// of it time a kernel in the state a sustained load leaves the GPU in, its clock held at
+/// the power limit (`bench/baselines.py --warmup-ms` is the same for the baselines; book:
+/// Results, "The clock under sustained load").
+pub fn warmup_ms() -> f64 {
+    std::env::var("FLASHLAB_WARMUP_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .unwrap_or(WARMUP_MS)
+}
 /// The gate holds the stream this long per timed launch: far more than the host needs to
 /// queue one (a few microseconds to tens), so every launch is queued before the first runs.
 pub const GATE_US_PER_LAUNCH: i64 = 200;
@@ -131,13 +142,14 @@ pub fn time_between(
     };
 
     // Warm-up, one launch at a time: its timings (gaps included) only size the run.
+    let warmup_ms = warmup_ms();
     let mut warm = 0.0;
     let mut first = f64::INFINITY;
-    for _ in 0..1000 {
+    for _ in 0..1_000_000 {
         let t = time_one(&mut between, &mut launch)?;
         first = first.min(t);
         warm += t;
-        if warm >= WARMUP_MS {
+        if warm >= warmup_ms {
             break;
         }
     }

@@ -113,7 +113,10 @@ pub fn aligned_sum(terms: &[f64], bits: u32) -> f64 {
     let inverse = 1.0 / quantum;
     // Below 2^bits in magnitude after the division: `as i64` truncates towards zero exactly
     // (and needs no libm call, as `trunc` does on a baseline x86-64 target).
-    terms.iter().map(|t| (t * inverse) as i64 as f64 * quantum).sum()
+    terms
+        .iter()
+        .map(|t| (t * inverse) as i64 as f64 * quantum)
+        .sum()
 }
 
 /// The random signs of incoherent processing for head dim `d`: entry `i` is ±1, from a
@@ -338,31 +341,37 @@ pub fn lse_fp8_rows_accumulated(
     let d = shape.head_dim;
     let (_, _, q8, k8) = cast_qk(q, k, shape, recipe);
     rows.par_iter()
-        .map(|&RowId { batch: b, head: h, row: i }| {
-            let hk = shape.kv_head(h);
-            let qi = &q8[shape.q_index(b, i, h, 0)..][..d];
-            let scores: Vec<f64> = mask
-                .key_range(i, shape.seqlen_q, shape.seqlen_k)
-                .map(|j| {
-                    let kj = &k8[shape.kv_index(b, j, hk, 0)..][..d];
-                    let mut acc = 0.0;
-                    let mut terms = [0.0f64; K_STEP + 1];
-                    for (qs, ks) in qi.chunks(K_STEP).zip(kj.chunks(K_STEP)) {
-                        terms[0] = acc;
-                        for (t, (a, b)) in terms[1..].iter_mut().zip(qs.iter().zip(ks)) {
-                            *t = a * b;
+        .map(
+            |&RowId {
+                 batch: b,
+                 head: h,
+                 row: i,
+             }| {
+                let hk = shape.kv_head(h);
+                let qi = &q8[shape.q_index(b, i, h, 0)..][..d];
+                let scores: Vec<f64> = mask
+                    .key_range(i, shape.seqlen_q, shape.seqlen_k)
+                    .map(|j| {
+                        let kj = &k8[shape.kv_index(b, j, hk, 0)..][..d];
+                        let mut acc = 0.0;
+                        let mut terms = [0.0f64; K_STEP + 1];
+                        for (qs, ks) in qi.chunks(K_STEP).zip(kj.chunks(K_STEP)) {
+                            terms[0] = acc;
+                            for (t, (a, b)) in terms[1..].iter_mut().zip(qs.iter().zip(ks)) {
+                                *t = a * b;
+                            }
+                            acc = aligned_sum(&terms[..=qs.len()], bits);
                         }
-                        acc = aligned_sum(&terms[..=qs.len()], bits);
-                    }
-                    scale * acc
-                })
-                .collect();
-            let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            if m == f64::NEG_INFINITY {
-                return f64::NEG_INFINITY;
-            }
-            m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln()
-        })
+                        scale * acc
+                    })
+                    .collect();
+                let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                if m == f64::NEG_INFINITY {
+                    return f64::NEG_INFINITY;
+                }
+                m + scores.iter().map(|s| (s - m).exp()).sum::<f64>().ln()
+            },
+        )
         .collect()
 }
 

@@ -171,6 +171,8 @@ pub fn run_script<T>(
         .arg(&shapes_path)
         .args(["--device", &device])
         .args(["--timing", timing.name()])
+        // The stages' warm-up (FLASHLAB_WARMUP_MS), so both sides start from the same load.
+        .args(["--warmup-ms", &harness::timing::warmup_ms().to_string()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -29,7 +29,7 @@ pub const BACKWARD_FLOP_RULE: &str = "backward: 10 * batch * heads * head_dim * 
 pub fn timing_rule(protocol: TimingProtocol) -> String {
     format!(
         "CUDA events around each launch; {} ms of warm-up, then enough launches for about {} ms ({} to {}); the median; {} protocol: {}",
-        harness::timing::WARMUP_MS,
+        harness::timing::warmup_ms(),
         harness::timing::TARGET_MS,
         harness::timing::MIN_ITERS,
         harness::timing::MAX_ITERS,
