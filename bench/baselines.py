@@ -462,8 +462,9 @@ def time_calls(torch, a, fn, before=None):
         return start.elapsed_time(stop)
 
     warm, first = 0.0, math.inf
-    # No cap on the count that a long --warmup-ms would meet first (the harness's neither).
-    for _ in range(1_000_000):
+    # At most 1000 calls for the default 50 ms, more in proportion to a longer --warmup-ms
+    # (harness/src/timing.rs does the same).
+    for _ in range(int(1000 * max(1.0, a.warmup_ms / 50.0))):
         t = once()
         first = min(first, t)
         warm += t

@@ -141,11 +141,14 @@ pub fn time_between(
         Ok(start.elapsed_ms(&stop).during("reading an event timer")? as f64)
     };
 
-    // Warm-up, one launch at a time: its timings (gaps included) only size the run.
+    // Warm-up, one launch at a time: its timings (gaps included) only size the run. At most
+    // 1000 launches for the default 50 ms (tiny kernels stop there), more in proportion to
+    // a longer one.
     let warmup_ms = warmup_ms();
+    let max_launches = (1000.0 * (warmup_ms / WARMUP_MS).max(1.0)) as usize;
     let mut warm = 0.0;
     let mut first = f64::INFINITY;
-    for _ in 0..1_000_000 {
+    for _ in 0..max_launches {
         let t = time_one(&mut between, &mut launch)?;
         first = first.min(t);
         warm += t;
