@@ -255,9 +255,47 @@ pub fn attention_fp8_rows_accumulated(
     accumulator: Option<Accumulator>,
 ) -> Vec<RowResult> {
     shape.check_inputs(q, k, v);
+    let casts = cast_qk(q, k, shape, recipe);
+    rows_from_casts(&casts, v, shape, mask, scale, recipe, rows, accumulator)
+}
+
+/// [`attention_fp8_rows`] and [`lse_fp8_rows_accumulated`] with `bits`, on one set of casts
+/// (casting whole tensors is most of either's time on a long sequence): what a GPU check of
+/// an FP8 stage bounds it with.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_fp8_rows_and_accumulated_lse(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+    rows: &[RowId],
+    bits: u32,
+) -> (Vec<RowResult>, Vec<f64>) {
+    shape.check_inputs(q, k, v);
+    let casts = cast_qk(q, k, shape, recipe);
+    let results = rows_from_casts(&casts, v, shape, mask, scale, recipe, rows, None);
+    let lse = lse_from_casts(&casts, shape, mask, scale, rows, bits);
+    (results, lse)
+}
+
+/// The rows of [`attention_fp8_rows_accumulated`], Q and K already cast.
+#[allow(clippy::too_many_arguments)]
+fn rows_from_casts(
+    casts: &QkCasts,
+    v: &[f64],
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    recipe: Fp8Recipe,
+    rows: &[RowId],
+    accumulator: Option<Accumulator>,
+) -> Vec<RowResult> {
     let d = shape.head_dim;
     let g = recipe.granularity;
-    let (q, k, q8, k8) = cast_qk(q, k, shape, recipe);
+    let QkCasts { q, k, q8, k8 } = casts;
     let means = accumulator
         .is_some_and(|a| a.center_v)
         .then(|| column_means(v, shape));
@@ -278,8 +316,8 @@ pub fn attention_fp8_rows_accumulated(
         v_offset: means.as_deref(),
     };
     flash_style_rows(
-        &q8,
-        &k8,
+        q8,
+        k8,
         &v8,
         shape,
         mask,
@@ -292,13 +330,15 @@ pub fn attention_fp8_rows_accumulated(
 }
 
 /// Q and K as an FP8 kernel of `recipe` sees them: rotated (incoherent processing), and
-/// each also cast to E4M3 and back; `(q, k, q8, k8)`.
-fn cast_qk(
-    q: &[f64],
-    k: &[f64],
-    shape: &Shape,
-    recipe: Fp8Recipe,
-) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+/// each also cast to E4M3 and back (`q8`, `k8`).
+struct QkCasts {
+    q: Vec<f64>,
+    k: Vec<f64>,
+    q8: Vec<f64>,
+    k8: Vec<f64>,
+}
+
+fn cast_qk(q: &[f64], k: &[f64], shape: &Shape, recipe: Fp8Recipe) -> QkCasts {
     let d = shape.head_dim;
     let (mut q, mut k) = (q.to_vec(), k.to_vec());
     if let Some(seed) = recipe.incoherent {
@@ -313,7 +353,7 @@ fn cast_qk(
     let g = recipe.granularity;
     let q8 = fake_quantize_bshd(&q, shape.batch, shape.seqlen_q, shape.heads, d, g);
     let k8 = fake_quantize_bshd(&k, shape.batch, shape.seqlen_k, shape.kv_heads, d, g);
-    (q, k, q8, k8)
+    QkCasts { q, k, q8, k8 }
 }
 
 /// The significant bits the GPU checks' [`Accumulator`] keeps for an FP8 `wgmma`: the 14
@@ -338,8 +378,27 @@ pub fn lse_fp8_rows_accumulated(
     rows: &[RowId],
     bits: u32,
 ) -> Vec<f64> {
+    lse_from_casts(
+        &cast_qk(q, k, shape, recipe),
+        shape,
+        mask,
+        scale,
+        rows,
+        bits,
+    )
+}
+
+/// The LSEs of [`lse_fp8_rows_accumulated`], Q and K already cast.
+fn lse_from_casts(
+    casts: &QkCasts,
+    shape: &Shape,
+    mask: &Mask,
+    scale: f64,
+    rows: &[RowId],
+    bits: u32,
+) -> Vec<f64> {
     let d = shape.head_dim;
-    let (_, _, q8, k8) = cast_qk(q, k, shape, recipe);
+    let (q8, k8) = (&casts.q8, &casts.k8);
     rows.par_iter()
         .map(
             |&RowId {
