@@ -402,11 +402,6 @@ mod tests {
         }
     }
 
-    /// One query and one key: the LSE is the quantized score itself, and the casts may err
-    /// on it by little, by luck, while the kernel's QGMMA adds its own error (1.03e-2 on the
-    /// H200 at head dim 128, against a bound of 8.2e-3 from that luck). The bound uses the
-    /// casts' typical error instead (`lse_spread`): an LSE 2e-2 off passes for every seed,
-    /// one 0.5 off fails.
     /// Seeded inputs of `p`, Q and K widened, and the FP8 emulation of `recipe` with its O
     /// in the dtype's bits: a stand-in for an FP8 kernel's output.
     struct Fp8Emulated {
@@ -440,6 +435,11 @@ mod tests {
         }
     }
 
+    /// One query and one key: the LSE is the quantized score itself, and the casts may err
+    /// on it by little, by luck, while the kernel's QGMMA adds its own error (1.03e-2 on the
+    /// H200 at head dim 128, against a bound of 8.2e-3 from that luck). The bound uses the
+    /// casts' typical error instead (`lse_spread`): an LSE 2e-2 off passes for every seed,
+    /// one 0.5 off fails.
     #[test]
     fn fp8_lse_bound_of_one_key_is_the_casts_typical_error() {
         use reference::fp8_attention::{Fp8Recipe, Granularity};
