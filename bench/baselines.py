@@ -74,6 +74,7 @@ import math
 import os
 import re
 import sys
+import time
 import warnings
 
 UNIT_ROUNDOFF = {"bf16": 2.0**-8, "f16": 2.0**-11}
@@ -133,6 +134,8 @@ UNSUPPORTED_ERRORS = (RuntimeError, NotImplementedError, AssertionError)
 GATE_US_PER_CALL = 200
 # flashlab's --timing names (harness/src/timing.rs: TimingProtocol); gated is the default.
 TIMING_PROTOCOLS = ["gated", "ungated"]
+# How the warm-up runs (--warmup): one call at a time (flashlab's), or queued back to back.
+WARMUP_MODES = ["calls", "queued"]
 # Where a row that skips FlashAttention-4 for want of its wheels sends the reader.
 FA4_RECIPE = (
     "bring its wheels with scripts/fa4-wheels.sh and put them on PYTHONPATH "
@@ -462,14 +465,39 @@ def time_calls(torch, a, fn, before=None):
         return start.elapsed_time(stop)
 
     warm, first = 0.0, math.inf
+    wall = time.perf_counter()
     # At most 1000 calls for the default 50 ms, more in proportion to a longer --warmup-ms
     # (harness/src/timing.rs does the same).
-    for _ in range(int(1000 * max(1.0, a.warmup_ms / 50.0))):
+    limit = int(1000 * max(1.0, a.warmup_ms / 50.0))
+    for _ in range(limit):
         t = once()
         first = min(first, t)
         warm += t
-        if warm >= a.warmup_ms:
+        if warm >= a.warmup_ms or a.warmup == "queued":
             break
+    if a.warmup == "queued" and warm < a.warmup_ms:
+        # The rest of the warm-up queued without waiting, so that it runs back to back as
+        # the timed calls do whenever Python queues a call faster than the GPU runs one
+        # (the GPU's power and clock then settle as under a sustained load; one call at a
+        # time, a backend whose call takes Python tens of microseconds leaves the GPU idle
+        # between them). No gate: one would hold the GPU idle for as long as it gates.
+        # In batches, each sized from the last one's time a call (the first call's, which
+        # sizes the first batch, is the slowest), until warmup_ms of work has run.
+        per = max(first, 1e-3)
+        while warm < a.warmup_ms:
+            k = min(limit, math.ceil((a.warmup_ms - warm) / per))
+            start.record()
+            for _ in range(k):
+                fn()
+            stop.record()
+            stop.synchronize()
+            t = start.elapsed_time(stop)
+            warm, per = warm + t, max(t / k, 1e-3)
+            if t <= 0:
+                break
+    wall_ms = (time.perf_counter() - wall) * 1e3
+    # What share of the warm-up's wall time the GPU spent in the calls.
+    print(f"warm-up: {warm:.0f} ms of calls in {wall_ms:.0f} ms ({a.warmup}), duty {warm / max(wall_ms, 1e-9):.2f}", file=sys.stderr)
     n = iterations_for(first, a.target_ms, a.min_iters, a.max_iters)
     if a.timing == "ungated":
         # The protocol before the gate, kept to measure what the gate changes.
@@ -1088,6 +1116,12 @@ def parse_args(argv):
     p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     p.add_argument("--seed", type=int, default=0x5EEDF1A5)
     p.add_argument("--warmup-ms", type=float, default=50.0)
+    p.add_argument(
+        "--warmup",
+        choices=WARMUP_MODES,
+        default="calls",
+        help="calls: the warm-up one call at a time, each waited for; queued: after the first, the rest back to back behind a gate, as the timed calls run",
+    )
     p.add_argument("--target-ms", type=float, default=300.0)
     p.add_argument("--min-iters", type=int, default=5)
     p.add_argument("--max-iters", type=int, default=200)
@@ -1187,6 +1221,7 @@ def self_test():
     assert json.loads(json.dumps(row))["gflop"] == flops(causal) / 1e9
     args = parse_args(["--backends", "sdpa-flash,flash-attn", "--shape", "1,2,3,4"])
     assert args.backends == ["sdpa-flash", "flash-attn"] and read_shapes(args)[0]["seqlen"] == 3
+    assert args.warmup == "calls" and parse_args(["--warmup", "queued"]).warmup == "queued"
     assert args.timing == "gated" and parse_args(["--timing", "ungated"]).timing == "ungated"
     # FlashAttention-4 is one of the default backends, and can be asked for alone.
     assert parse_args([]).backends is None and "flash-attn-4" in backends_for(shape, None)
