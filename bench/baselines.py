@@ -476,18 +476,17 @@ def time_calls(torch, a, fn, before=None):
         if warm >= a.warmup_ms or a.warmup == "queued":
             break
     if a.warmup == "queued" and warm < a.warmup_ms:
-        # The rest of the warm-up queued without waiting, so that it runs back to back as
-        # the timed calls do whenever Python queues a call faster than the GPU runs one
-        # (the GPU's power and clock then settle as under a sustained load; one call at a
-        # time, a backend whose call takes Python tens of microseconds leaves the GPU idle
-        # between them). No gate: one would hold the GPU idle for as long as it gates.
-        # In batches, each sized from the last one's time a call (the first call's, which
-        # sizes the first batch, is the slowest), until warmup_ms of work has run.
+        # The rest queued without waiting, so the GPU runs it back to back, as under a
+        # sustained load (one call at a time, Python's time between calls idles it). No
+        # gate: it would idle the GPU for as long as it holds the queue. In batches, each
+        # sized from the last one's time a call (the first call is the slowest).
         per = max(first, 1e-3)
         while warm < a.warmup_ms:
             k = min(limit, math.ceil((a.warmup_ms - warm) / per))
             start.record()
             for _ in range(k):
+                if before:
+                    before()
                 fn()
             stop.record()
             stop.synchronize()
@@ -1120,7 +1119,7 @@ def parse_args(argv):
         "--warmup",
         choices=WARMUP_MODES,
         default="calls",
-        help="calls: the warm-up one call at a time, each waited for; queued: after the first, the rest back to back behind a gate, as the timed calls run",
+        help="calls: the warm-up one call at a time, each waited for; queued: after the first, the rest queued back to back",
     )
     p.add_argument("--target-ms", type=float, default=300.0)
     p.add_argument("--min-iters", type=int, default=5)

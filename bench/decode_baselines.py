@@ -32,6 +32,7 @@ from baselines import (  # noqa: E402  (flashlab writes both scripts side by sid
     BOUND_ULPS,
     TIMING_PROTOCOLS,
     UNIT_ROUNDOFF,
+    WARMUP_MODES,
     fa4_missing_reason,
     first_line,
     first_output,
@@ -216,6 +217,7 @@ def parse_args(argv):
     p.add_argument("--min-iters", type=int, default=5)
     p.add_argument("--max-iters", type=int, default=200)
     p.add_argument("--timing", choices=TIMING_PROTOCOLS, default="gated")
+    p.add_argument("--warmup", choices=WARMUP_MODES, default="calls")
     p.add_argument("--self-test", action="store_true")
     args = p.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -261,6 +263,7 @@ def self_test():
     row = empty_row("sdpa-flash", shape)
     assert row["kind"] == "decode-baseline" and row["status"] == "skipped" and row["kv_bytes"] == kv_bytes(shape)
     assert parse_args([]).backends == ALL_BACKENDS
+    assert parse_args([]).warmup == "calls"  # time_calls reads it
     print("decode_baselines.py self-test: ok")
     return 0
 
