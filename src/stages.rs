@@ -35,6 +35,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage26_lean_loop::STAGE,
     &stage27_wide_keys::STAGE,
     &stage28_three_consumers::STAGE,
+    &stage29_ring_order::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.
