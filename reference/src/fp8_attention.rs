@@ -150,6 +150,15 @@ pub fn rotate_rows(x: &mut [f64], signs: &[f64]) {
 
 /// Quantize-dequantize a BSHD tensor of `seqlen` positions and `heads` heads to E4M3, with
 /// one scale per group of `granularity`: the values an FP8 kernel computes with.
+///
+/// The scale and the codes are computed in f32, as flashlab's quantization kernel computes
+/// them (`fp8_quantize.cuh`: the descale amax / 448, its reciprocal, the product x times
+/// it, each rounded to f32, then the cast to E4M3 to nearest, ties to even). In exact
+/// arithmetic a 16-bit input often lands exactly between two codes (x 448 / amax = 168,
+/// between 160 and 176), and rounds to even; the kernel's product lands just off the tie,
+/// on the side the reciprocal's rounding gives. One such code of Q moves every score of
+/// its row, and its LSE by a few hundredths, which exact arithmetic would not have
+/// predicted (`bench/records/h200-checks/2026-12-03-all-gpu-tests/`).
 pub fn fake_quantize_bshd(
     x: &[f64],
     batch: usize,
@@ -189,18 +198,22 @@ pub fn fake_quantize_bshd(
             }
         }
     }
-    let scales: Vec<f64> = amax
+    // The descale in f32 (fp8_descale: amax / 448, or 1 for an all-zero group) and the
+    // factor that takes values to codes, its f32 reciprocal.
+    let descales: Vec<f32> = amax
         .iter()
-        .map(|&a| if a > 0.0 { a / format.max() } else { 1.0 })
+        .map(|&a| if a > 0.0 { a as f32 / format.max() as f32 } else { 1.0 })
         .collect();
     let mut out = vec![0.0; x.len()];
     for b in 0..batch {
         for s in 0..seqlen {
             for h in 0..heads {
-                let scale = scales[group(b, s, h)];
+                let descale = descales[group(b, s, h)];
+                let to_codes = 1.0f32 / descale;
                 let start = index(b, s, h);
                 for d in start..start + dim {
-                    out[d] = format.round(x[d] / scale) * scale;
+                    let code = format.round(f64::from(x[d] as f32 * to_codes));
+                    out[d] = code * f64::from(descale);
                 }
             }
         }
