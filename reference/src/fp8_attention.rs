@@ -202,7 +202,13 @@ pub fn fake_quantize_bshd(
     // factor that takes values to codes, its f32 reciprocal.
     let descales: Vec<f32> = amax
         .iter()
-        .map(|&a| if a > 0.0 { a as f32 / format.max() as f32 } else { 1.0 })
+        .map(|&a| {
+            if a > 0.0 {
+                a as f32 / format.max() as f32
+            } else {
+                1.0
+            }
+        })
         .collect();
     let mut out = vec![0.0; x.len()];
     for b in 0..batch {

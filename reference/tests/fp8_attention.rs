@@ -93,7 +93,8 @@ fn a_block_scale_sees_only_its_block() {
     x[0] = 1000.0;
     let q = fake_quantize_bshd(&x, b, s, h, d, Granularity::PerBlock { rows: 4 });
     let descale = 0.3f32 / 448.0; // in f32, as the kernels take it
-    let same_scale = Fp8Format::E4M3.round(f64::from(0.3f32 * (1.0 / descale))) * f64::from(descale);
+    let same_scale =
+        Fp8Format::E4M3.round(f64::from(0.3f32 * (1.0 / descale))) * f64::from(descale);
     // Position 4 (block 1) of head 0, and position 0 of head 1.
     assert_eq!(q[(4 * h) * d], same_scale);
     assert_eq!(q[d], same_scale);
