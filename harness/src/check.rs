@@ -226,11 +226,9 @@ fn check_against(
     // size (`lse_spread`): the first is a sum of weighted rounding errors that can cancel
     // by luck, and on a problem of two rows that luck failed 1 in 10 correct runs of
     // stage 5. For FP8 the dtype's math is also taken with S summed as the model of the
-    // tensor core's accumulator sums it, whichever errs more (added for a d256 case,
-    // `bench/experiments/2026-12-02-fp8-d256-lse/`, whose cause was later found to be the
-    // emulation's quantization in f64 where the kernel's is in f32: `fake_quantize_bshd`;
-    // the model only loosens the bound where the accumulator errs more than the exact
-    // sums). LSE is kept in fp32 by every stage:
+    // tensor core's accumulator sums it, whichever errs more: the accumulator keeps fewer
+    // bits than exact sums, and a kernel is held to the math it does. LSE is kept in fp32
+    // by every stage:
     // its absolute term is a few fp32 ulps.
     let lse_bound = reference::fa3_bound(lse_lowp_err.max(lse_lowp_spread), 1e-5);
     // ANCHOR_END: bound
@@ -466,20 +464,26 @@ mod tests {
 
     /// FP8 at d256 with one scale per tensor: a row of one query against 257 keys (causal,
     /// the grid's shape) whose LSE comes from S summed in an accumulator one bit shorter
-    /// than the check's model (13 bits) passes, for the seed here and others; an LSE 0.2 off
-    /// does not. (Stages 20, 27 and 28 measured this seed's LSE 1.92e-2 off on an H200,
-    /// which an emulation quantizing in f64 put at 7.9e-3; quantizing in f32, as the kernel
-    /// does, the exact sums err 1.91e-2 themselves: bench/records/h200-checks/2026-12-03-all-gpu-tests.)
-    #[test]
-    fn fp8_lse_bound_covers_the_tensor_cores_sums_of_s() {
-        use reference::fp8_attention::{Fp8Recipe, Granularity, lse_fp8_rows_accumulated};
-        let mut p = Problem::new(1, 2, 257, 256);
+    /// than the check's model (13 bits) passes, for the seed here (the one of
+    /// `bench/experiments/2026-12-02-fp8-d256-lse/`) and others; an LSE 0.2 off does not.
+    /// The grid's causal shape of one query row against 257 keys, two heads, at head dim
+    /// `d`, with one FP8 scale per tensor.
+    fn one_query_per_tensor(d: usize) -> (Problem, reference::fp8_attention::Fp8Recipe) {
+        use reference::fp8_attention::{Fp8Recipe, Granularity};
+        let mut p = Problem::new(1, 2, 257, d);
         p.shape.seqlen_q = 1;
         p.causal = true;
         let recipe = Fp8Recipe {
             granularity: Granularity::PerTensor,
             incoherent: None,
         };
+        (p, recipe)
+    }
+
+    #[test]
+    fn fp8_lse_bound_covers_the_tensor_cores_sums_of_s() {
+        use reference::fp8_attention::lse_fp8_rows_accumulated;
+        let (p, recipe) = one_query_per_tensor(256);
         let fp8 = Emulation::Fp8(recipe);
         for seed in [10938290962580418363u64, 0, 1, 2, 3, 4, 5] {
             let Fp8Emulated {
@@ -518,14 +522,7 @@ mod tests {
     /// off does not.
     #[test]
     fn fp8_lse_bound_holds_where_q_lands_on_a_tie() {
-        use reference::fp8_attention::{Fp8Recipe, Granularity};
-        let mut p = Problem::new(1, 2, 257, 64);
-        p.shape.seqlen_q = 1;
-        p.causal = true;
-        let recipe = Fp8Recipe {
-            granularity: Granularity::PerTensor,
-            incoherent: None,
-        };
+        let (p, recipe) = one_query_per_tensor(64);
         let Fp8Emulated {
             inputs,
             q,

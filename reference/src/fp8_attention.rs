@@ -198,24 +198,24 @@ pub fn fake_quantize_bshd(
             }
         }
     }
-    // The descale in f32 (fp8_descale: amax / 448, or 1 for an all-zero group) and the
-    // factor that takes values to codes, its f32 reciprocal.
-    let descales: Vec<f32> = amax
+    // Each group's descale in f32 (fp8_descale: amax / 448, or 1 for an all-zero group) and
+    // the factor that takes values to codes, its f32 reciprocal.
+    let factors: Vec<(f32, f32)> = amax
         .iter()
         .map(|&a| {
-            if a > 0.0 {
+            let descale = if a > 0.0 {
                 a as f32 / format.max() as f32
             } else {
                 1.0
-            }
+            };
+            (descale, 1.0 / descale)
         })
         .collect();
     let mut out = vec![0.0; x.len()];
     for b in 0..batch {
         for s in 0..seqlen {
             for h in 0..heads {
-                let descale = descales[group(b, s, h)];
-                let to_codes = 1.0f32 / descale;
+                let (descale, to_codes) = factors[group(b, s, h)];
                 let start = index(b, s, h);
                 for d in start..start + dim {
                     let code = format.round(f64::from(x[d] as f32 * to_codes));
