@@ -36,6 +36,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage27_wide_keys::STAGE,
     &stage28_three_consumers::STAGE,
     &stage29_ring_order::STAGE,
+    &stage30_matrix_transpose::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -75,6 +75,9 @@ FL_EXPORT_FRAGMENT(mma_m16n8k8_b)
 int fl_fp8_pv_column(int key) { return flashlab::fp8_pv_column(key); }
 int fl_fp8_vt_load(int lane, int xyz, int u, int i) { return flashlab::fp8_vt_load(lane, xyz, u, i); }
 int fl_fp8_vt_store(int lane, int xyz, int u, int j) { return flashlab::fp8_vt_store(lane, xyz, u, j); }
+int fl_fp8_vt_ldsm_row(int lane, int g, int kb) { return flashlab::fp8_vt_ldsm_row(lane, g, kb); }
+int fl_fp8_vt_stsm_row(int lane, int g, int kb) { return flashlab::fp8_vt_stsm_row(lane, g, kb); }
+unsigned fl_fp8_vt_perm(int lane, int m) { return flashlab::fp8_vt_perm(lane, m); }
 
 void fl_ldmatrix_address_of(int lane, int* matrix, int* row) {
     const flashlab::RowCol rc = flashlab::ldmatrix_address_of(lane);

@@ -43,6 +43,9 @@ mod ffi {
         pub fn fl_fp8_pv_column(key: c_int) -> c_int;
         pub fn fl_fp8_vt_load(lane: c_int, xyz: c_int, u: c_int, i: c_int) -> c_int;
         pub fn fl_fp8_vt_store(lane: c_int, xyz: c_int, u: c_int, j: c_int) -> c_int;
+        pub fn fl_fp8_vt_ldsm_row(lane: c_int, g: c_int, kb: c_int) -> c_int;
+        pub fn fl_fp8_vt_stsm_row(lane: c_int, g: c_int, kb: c_int) -> c_int;
+        pub fn fl_fp8_vt_perm(lane: c_int, m: c_int) -> std::ffi::c_uint;
         pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
@@ -129,6 +132,26 @@ pub fn fp8_vt_load(lane: u32, xyz: u32, u: u32, i: u32) -> u32 {
 pub fn fp8_vt_store(lane: u32, xyz: u32, u: u32, j: u32) -> u32 {
     // SAFETY: pure integer function.
     unsafe { ffi::fl_fp8_vt_store(lane as c_int, xyz as c_int, u as c_int, j as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_ldsm_row`: the byte offset in stage 30's landed V tile of the row
+/// address `lane` gives `ldmatrix.x4.trans` for block (`g` 0..4, `kb` 0..8).
+pub fn fp8_vt_ldsm_row(lane: u32, g: u32, kb: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_ldsm_row(lane as c_int, g as c_int, kb as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_stsm_row`: the byte offset in stage 30's V^T tile of the row address
+/// `lane` gives `stmatrix.x4` for block (`g`, `kb`).
+pub fn fp8_vt_stsm_row(lane: u32, g: u32, kb: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_stsm_row(lane as c_int, g as c_int, kb as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_perm`: the `prmt` selector that makes register `m` of `lane`'s store.
+pub fn fp8_vt_perm(lane: u32, m: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_perm(lane as c_int, m as c_int) }
 }
 
 /// `flashlab::ldmatrix_address_of`: the (matrix, row) whose 16-byte row address `lane`

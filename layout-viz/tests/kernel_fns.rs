@@ -475,3 +475,106 @@ fn fp8_vt_model_is_the_kernels() {
         }
     }
 }
+
+/// PTX's `prmt` in its default mode (`__byte_perm`): byte i of the result is byte
+/// `(s >> 4 i) & 7` of the eight bytes of y:x.
+fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
+    let b = (u64::from(y) << 32) | u64::from(x);
+    (0..4).fold(0, |acc, i| {
+        acc | ((((b >> (8 * ((s >> (4 * i)) & 7))) & 0xff) as u32) << (8 * i))
+    })
+}
+
+/// Stage 30's transpose, run on the CPU: for each block, `ldmatrix.x4.trans` from the row
+/// addresses the kernel's `fp8_vt_ldsm_row` gives, each register's two 16-bit elements where
+/// ldmatrix's fragment model (`ldmatrix_element`, checked against the atoms above) puts them;
+/// the two permutes a pair of `fp8_vt_perm`; `stmatrix.x4` to `fp8_vt_stsm_row`'s rows, each
+/// register where ldmatrix without `.trans` would have read it. Every code must land at V^T's
+/// row d, column fp8_pv_column(k), written once, as stage 24's.
+#[test]
+fn fp8_vt_matrix_transpose_puts_every_code_in_place() {
+    let code = |key: u32, d: u32| (key * 131 + d * 7) as u8 ^ (d >> 2) as u8;
+    let mut v = [0u8; 128 * 128];
+    for key in 0..128 {
+        for d in 0..128 {
+            v[swizzled_128(key, d) as usize] = code(key, d);
+        }
+    }
+    let mut vt = [0u8; 128 * 128];
+    let mut written = [0u32; 128 * 128];
+    for g in 0..4 {
+        for kb in 0..8 {
+            let ld: Vec<usize> = (0..32)
+                .map(|lane| kernel_fns::fp8_vt_ldsm_row(lane, g, kb) as usize)
+                .collect();
+            let st: Vec<usize> = (0..32)
+                .map(|lane| kernel_fns::fp8_vt_stsm_row(lane, g, kb) as usize)
+                .collect();
+            assert!(ld.iter().chain(&st).all(|a| a % 16 == 0), "16-byte rows");
+            for lane in 0..32 {
+                let regs: Vec<u32> = (0..4)
+                    .map(|m| {
+                        (0..2).fold(0u32, |w, half| {
+                            let e = kernel_fns::ldmatrix_element(lane, half, true);
+                            let at = ld[(8 * m + e.row) as usize] + 2 * e.col as usize;
+                            let pair = u32::from(v[at]) | (u32::from(v[at + 1]) << 8);
+                            w | (pair << (16 * half))
+                        })
+                    })
+                    .collect();
+                for m in 0..4u32 {
+                    let h = (2 * (m / 2)) as usize;
+                    let y = byte_perm(regs[h], regs[h + 1], kernel_fns::fp8_vt_perm(lane, m));
+                    for half in 0..2 {
+                        let e = kernel_fns::ldmatrix_element(lane, half, false);
+                        let at = st[(8 * m + e.row) as usize] + 2 * e.col as usize;
+                        vt[at] = (y >> (16 * half)) as u8;
+                        vt[at + 1] = (y >> (16 * half + 8)) as u8;
+                        written[at] += 1;
+                        written[at + 1] += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(written.iter().all(|&n| n == 1), "each code written once");
+    for key in 0..128 {
+        for d in 0..128 {
+            let col = kernel_fns::fp8_pv_column(key);
+            assert_eq!(
+                vt[swizzled_128(d, col) as usize],
+                code(key, d),
+                "key {key}, head dim {d}"
+            );
+        }
+    }
+}
+
+/// Each of the 8 matrices of a block's `ldmatrix.x4.trans` and `stmatrix.x4` has its 8
+/// 16-byte rows in 8 different groups of 4 banks, so each matrix is one conflict-free
+/// wavefront.
+#[test]
+fn fp8_vt_matrix_transpose_has_no_bank_conflicts() {
+    use layout_viz::bank::bank_of;
+    for g in 0..4 {
+        for kb in 0..8 {
+            for (what, f) in [
+                (
+                    "ldmatrix",
+                    kernel_fns::fp8_vt_ldsm_row as fn(u32, u32, u32) -> u32,
+                ),
+                ("stmatrix", kernel_fns::fp8_vt_stsm_row),
+            ] {
+                for m in 0..4 {
+                    let banks: std::collections::BTreeSet<u32> = (0..8)
+                        .flat_map(|r| {
+                            let row = f(8 * m + r, g, kb);
+                            (0..4).map(move |w| bank_of(u64::from(row + 4 * w)))
+                        })
+                        .collect();
+                    assert_eq!(banks.len(), 32, "{what} matrix {m} of block ({g}, {kb})");
+                }
+            }
+        }
+    }
+}

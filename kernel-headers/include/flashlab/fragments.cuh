@@ -99,4 +99,36 @@ FL_HOST_DEVICE int fp8_vt_store(int lane, int xyz, int u, int j) {
 }
 // ANCHOR_END: vt_transpose
 
+// ANCHOR: vt_matrices
+// Stage 30's transpose of the same tiles by ldmatrix.trans and stmatrix: one x4 pair a block
+// of 16 keys (kb = 0..7: keys 16 kb ..) by 32 head dims (g = 0..3: dims 32 g ..). The load
+// reads 16-bit pairs transposed, so lane L's register m holds the 2 x 2 codes of keys
+// 16 kb + 8 (m % 2) + 2 (L % 4) + {0, 1} at dims 32 g + 16 (m / 2) + 2 (L / 4) + {0, 1}; two
+// byte permutes of registers 2 h and 2 h + 1 give each of those dims its four keys
+// 16 kb + 2 (L % 4) + {0, 1, 8, 9}, V^T's columns 16 kb + 4 (L % 4) .. + 3 in fp8_pv_column's
+// order, and the store writes them: register m of lane L is row L / 4 of matrix m. Matrix
+// 2 h + e's row r is head dim 32 g + 16 h + 2 r + (e ^ (r / 4)): even dims in its first four
+// rows and odd ones after them for e = 0, so that its 8 rows fall in 8 different rows of the
+// swizzle's period. Both tiles are 128 rows of 128 codes, 128-byte swizzled (row i's 16-byte
+// chunk j at chunk j ^ (i % 8)); byte offsets, each a lane's constant and a step: on to the
+// next 32 dims, the load's chunk index is XOR-ed with 2 and the store's rows move 4096 bytes;
+// on to the next 16 keys, the load's rows move 2048 bytes and the store's chunk index is
+// XOR-ed with 1. Book: "Stage 30: the transpose on ldmatrix and stmatrix".
+FL_HOST_DEVICE int fp8_vt_ldsm_lane(int lane) {
+    // Matrix lane / 8: keys + 8 for matrices 1 and 3, the second 16 dims for 2 and 3. Row
+    // lane % 8 is key lane % 8 (+ 8), the % 8 that chunk lane / 16 is XOR-ed with.
+    return 128 * ((lane & 7) + 8 * ((lane >> 3) & 1)) + 16 * ((lane >> 4) ^ (lane & 7));
+}
+FL_HOST_DEVICE int fp8_vt_ldsm_row(int lane, int g, int kb) { return (fp8_vt_ldsm_lane(lane) ^ (32 * g)) + 2048 * kb; }
+FL_HOST_DEVICE int fp8_vt_stsm_lane(int lane) {
+    const int m = lane >> 3, r = lane & 7;
+    const int dim = 16 * (m >> 1) + 2 * r + ((m & 1) ^ (r >> 2));  // of the first 32
+    return 128 * dim + 16 * (dim & 7);
+}
+FL_HOST_DEVICE int fp8_vt_stsm_row(int lane, int g, int kb) { return (fp8_vt_stsm_lane(lane) + 4096 * g) ^ (16 * kb); }
+// The permute giving register m of the store from the load's registers 2 (m / 2) and
+// 2 (m / 2) + 1: bytes 0 and 2 of each (the even dim) or 1 and 3 (the odd one).
+FL_HOST_DEVICE unsigned fp8_vt_perm(int lane, int m) { return ((m & 1) ^ (lane >> 4)) ? 0x7531u : 0x6420u; }
+// ANCHOR_END: vt_matrices
+
 }  // namespace flashlab

@@ -31,6 +31,13 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t add
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(addr));
 }
+// stmatrix (sm_90), ldmatrix's inverse: lanes 8m..8m+7 give the row addresses of 8x8
+// matrix m, and register m of each lane is stored where ldmatrix without .trans would have
+// read it (fragments.cuh: ldmatrix_element).
+__device__ __forceinline__ void stmatrix_x4(const uint32_t (&r)[4], uint32_t addr) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+                 : "memory");
+}
 
 // D = A B + C with A 16x16 (row), B 16x8 (col), C and D 16x8 in fp32.
 template <typename T>
