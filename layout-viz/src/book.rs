@@ -523,6 +523,11 @@ fn figures() -> Vec<(&'static str, &'static str, Build)> {
             Box::new(|| Ok(crate::fp8::v_transpose_svg())),
         ),
         (
+            "fp8-v-matrix-transpose.svg",
+            "Stage 30's transpose of one block of 16 keys by 32 head dims: each lane's four ldmatrix.trans registers in the landed V tile and its four stmatrix registers in V^T, coloured by matrix",
+            Box::new(|| Ok(crate::fp8::v_matrix_transpose_svg())),
+        ),
+        (
             "backward-products.svg",
             "Stage 22's five products, per query block: a block's keys (K and V loaded once) against each query block's Q, dO, LSE and D; S, P, dP and dS recomputed in registers, dK and dV accumulated there, dQ's share added to global memory",
             Box::new(|| Ok(crate::backward::products_svg())),

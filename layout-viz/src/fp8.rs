@@ -583,6 +583,30 @@ pub fn vt_store(lane: u32, xyz: u32, u: u32, j: u32) -> u32 {
     (row0 ^ (16 * j)) + 128 * j + 4096 * u
 }
 
+/// Stage 30's row address for `ldmatrix.x4.trans`: lane `lane`'s byte offset in the landed V
+/// tile for the block of head dims 32 `g` .. and keys 16 `kb` .. (row `lane % 8` of matrix
+/// `lane / 8`: key `lane % 8` + 8 for matrices 1 and 3, the second 16 dims for 2 and 3). The
+/// model of `fragments.cuh`'s `fp8_vt_ldsm_row`, which `tests/kernel_fns.rs` holds it to.
+pub fn vt_ldsm_row(lane: u32, g: u32, kb: u32) -> u32 {
+    let key = 16 * kb + (lane & 7) + 8 * ((lane >> 3) & 1);
+    let chunk = 2 * g + (lane >> 4);
+    key * VT_ROW_BYTES + 16 * (chunk ^ (key % 8))
+}
+
+/// The head dim that row `r` of stage 30's stored matrix `m` holds, within the block's 32:
+/// 16 (m / 2) + 2 r + ((m % 2) ^ (r / 4)), so that a matrix's 8 rows have 8 different values
+/// of d % 8.
+pub fn vt_stsm_dim(m: u32, r: u32) -> u32 {
+    16 * (m >> 1) + 2 * r + ((m & 1) ^ (r >> 2))
+}
+
+/// Stage 30's row address for `stmatrix.x4`: lane `lane`'s byte offset in V^T for block
+/// (`g`, `kb`), row `lane % 8` of matrix `lane / 8`. The model of `fp8_vt_stsm_row`.
+pub fn vt_stsm_row(lane: u32, g: u32, kb: u32) -> u32 {
+    let d = 32 * g + vt_stsm_dim(lane >> 3, lane & 7);
+    d * VT_ROW_BYTES + 16 * (kb ^ (d % 8))
+}
+
 /// The (row, byte within the row) that byte `offset` of a tile of 128-byte rows under the
 /// 128-byte swizzle holds: CuTe's `Swizzle<3, 4, 3>` on byte offsets (row i's 16-byte chunk j
 /// sits at chunk j ^ (i % 8)), which is its own inverse.
@@ -769,6 +793,97 @@ pub fn v_transpose_svg() -> String {
     document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)
 }
 
+/// Stage 30's transpose, one block drawn (head dims 0-31, keys 0-15): where each lane's four
+/// `ldmatrix.trans` registers come from in the landed V tile (2 keys by 2 head dims each) and
+/// where its four `stmatrix` registers go in V^T (1 head dim by 4 columns each), coloured by
+/// matrix. Computed from [`vt_ldsm_row`], [`vt_stsm_row`] and ldmatrix's fragment model
+/// (lane L's register of a matrix is its rows 2 (L % 4), + 1 at column L / 4 when read
+/// transposed, its row L / 4 at columns 2 (L % 4), + 1 when stored), unswizzled.
+/// Book: "Stage 30: the transpose on ldmatrix and stmatrix".
+pub fn v_matrix_transpose_svg() -> String {
+    const KEYS: u32 = 16;
+    const DIMS: u32 = 32;
+    let title = "Stage 30's transpose: one block, one ldmatrix.x4.trans and one stmatrix.x4";
+    let (mut g, mut y) = title_paragraph(title);
+    (g, y) = paragraph(
+        g,
+        y,
+        &["Each lane's four registers, coloured by the matrix they belong to: read transposed from V (2 keys by 2 head dims each), two byte permutes a pair, stored to V^T (1 head dim by 4 columns each). Hover a cell for the lane's row address and banks.".to_string()],
+        12,
+        CHAR_W_12,
+        false,
+    );
+    let matrix_fill = |m: u32| render::color(u64::from(m));
+    let x0 = MARGIN + 60.0;
+
+    y += 16.0;
+    let v = TilePanel {
+        heading: "The landed V tile: keys 0-15 (rows), head dims 0-31 (columns)",
+        x0,
+        cw: ((MAX_WIDTH - MARGIN - x0) / f64::from(DIMS)).floor(),
+        ch: 22.0,
+        rows: (KEYS, "key", 4),
+        cols: (DIMS, "d", 8),
+    };
+    let top;
+    (g, top) = v.draw(g, y);
+    for m in 0..4 {
+        for lane in 0..32 {
+            // Row 2 (lane % 4) of matrix m, read transposed: its address comes from lane 8m + that row.
+            let row_lane = 8 * m + 2 * (lane & 3);
+            let at = vt_ldsm_row(row_lane, 0, 0);
+            let (key, byte) = unswizzle_128(at + 2 * (lane >> 2));
+            let tip = format!(
+                "lane {lane}, register {m}: keys {key}, {} at head dims {byte}, {}; matrix {m}'s rows {} and {} at bytes {at} and {} (lanes {row_lane} and {})",
+                key + 1,
+                byte + 1,
+                2 * (lane & 3),
+                2 * (lane & 3) + 1,
+                vt_ldsm_row(row_lane + 1, 0, 0),
+                row_lane + 1
+            );
+            g = g.add(v.cell_at(top, key, byte, 2, 2, matrix_fill(m), lane, &tip));
+        }
+    }
+    y = top + v.ch * f64::from(KEYS) + 24.0;
+
+    let vt = TilePanel {
+        heading: "V^T: head dims 0-31 (rows), columns 0-15 (keys in fp8_pv_key order)",
+        x0,
+        cw: ((MAX_WIDTH - MARGIN - x0) / f64::from(KEYS)).floor(),
+        ch: 14.0,
+        rows: (DIMS, "d", 4),
+        cols: (KEYS, "col", 4),
+    };
+    let top;
+    (g, top) = vt.draw(g, y);
+    for m in 0..4 {
+        for lane in 0..32 {
+            // Row lane / 4 of matrix m, stored: its address comes from lane 8m + lane / 4.
+            let row_lane = 8 * m + (lane >> 2);
+            let at = vt_stsm_row(row_lane, 0, 0) + 4 * (lane & 3);
+            let (d, col) = unswizzle_128(at);
+            let tip = format!(
+                "lane {lane}, register {m}: head dim {d}, columns {col}-{} (keys {}); matrix {m}'s row {} at byte {at}, bank {}",
+                col + 3,
+                (col..col + 4)
+                    .map(|k| atoms::fp8_pv_key(k % 32).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                lane >> 2,
+                crate::bank::bank_of(u64::from(at)),
+            );
+            g = g.add(vt.cell_at(top, d, col, 1, 4, matrix_fill(m), lane, &tip));
+        }
+    }
+    y = top + vt.ch * f64::from(DIMS) + 18.0;
+    let caption = [
+        "Matrix 2h + e of the store holds head dims 16h + 2r + (e ^ (r / 4)) in its rows r = 0..7, even ones first then odd ones for e = 0, so that its 8 rows sit in 8 different rows of the swizzle's period: each matrix of both instructions is one conflict-free wavefront. The tile's other 31 blocks step from this one by immediates and one XOR.".to_string(),
+    ];
+    (g, y) = paragraph(g, y, &caption, 12, CHAR_W_12, false);
+    document(MAX_WIDTH, (y + MARGIN).ceil(), title, g)
+}
+
 #[cfg(test)]
 mod vt_tests {
     use super::*;
@@ -782,6 +897,21 @@ mod vt_tests {
             assert_eq!(
                 svg.matches(&format!(">\nT{lane}\n<")).count(),
                 3,
+                "lane {lane}"
+            );
+        }
+    }
+
+    /// Stage 30's figure draws each lane four times in V and four times in V^T, and covers
+    /// the block's 512 codes once in each.
+    #[test]
+    fn the_matrix_transpose_figure_draws_every_lane() {
+        let svg = v_matrix_transpose_svg();
+        assert_eq!(svg.matches("class=\"cell\"").count(), 256);
+        for lane in 0..32 {
+            assert_eq!(
+                svg.matches(&format!(">\nT{lane}\n<")).count(),
+                8,
                 "lane {lane}"
             );
         }

@@ -476,6 +476,25 @@ fn fp8_vt_model_is_the_kernels() {
     }
 }
 
+/// layout-viz's model of stage 30's row addresses (which draws its figure) is the kernel's.
+#[test]
+fn fp8_vt_matrix_model_is_the_kernels() {
+    for lane in 0..32 {
+        for g in 0..4 {
+            for kb in 0..8 {
+                assert_eq!(
+                    layout_viz::fp8::vt_ldsm_row(lane, g, kb),
+                    kernel_fns::fp8_vt_ldsm_row(lane, g, kb)
+                );
+                assert_eq!(
+                    layout_viz::fp8::vt_stsm_row(lane, g, kb),
+                    kernel_fns::fp8_vt_stsm_row(lane, g, kb)
+                );
+            }
+        }
+    }
+}
+
 /// PTX's `prmt` in its default mode (`__byte_perm`): byte i of the result is byte
 /// `(s >> 4 i) & 7` of the eight bytes of y:x.
 fn byte_perm(x: u32, y: u32, s: u32) -> u32 {
