@@ -1,8 +1,8 @@
 //! Stage 30 — the transpose on ldmatrix and stmatrix: stage 24's kernel, whose three
 //! transposing warps turn each V tile around with `ldmatrix.trans`, byte permutes and
-//! `stmatrix`, 7 instructions for each 16 codes a lane where stage 24 spent 28. Head dim 128,
-//! bf16 in and out. Hopper only (sm_90a). Book: "Stage 30: the transpose on ldmatrix and
-//! stmatrix".
+//! `stmatrix`, about 10 instructions for each 16 codes a lane where stage 24 spent 28. Head
+//! dim 128, bf16 in and out. Hopper only (sm_90a). Book: "Stage 30: the transpose on
+//! ldmatrix and stmatrix".
 
 use harness::{
     DType, Fp8Stage, GpuArch, KernelBundle, QTiles, StageInfo, TensorCores, ToleratedSpill, VLayout,
