@@ -107,7 +107,7 @@ pub enum VLayout {
     /// The preparation writes V's codes transposed, `[batch][kv_head][d][keys]` (stages 20, 21).
     Transposed,
     /// The preparation writes V's codes as K's, `[batch][seqlen][kv_head][d]`, and the
-    /// attention kernel transposes each tile in shared memory (stage 24): it loads them
+    /// attention kernel transposes each tile in shared memory (stages 24 and 30): it loads them
     /// into a ring of their own, `kv_slots` tiles more.
     Natural,
 }
