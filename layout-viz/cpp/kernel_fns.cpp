@@ -76,6 +76,8 @@ int fl_fp8_pv_column(int key) { return flashlab::fp8_pv_column(key); }
 int fl_fp8_vt_load(int lane, int xyz, int u, int i) { return flashlab::fp8_vt_load(lane, xyz, u, i); }
 int fl_fp8_vt_store(int lane, int xyz, int u, int j) { return flashlab::fp8_vt_store(lane, xyz, u, j); }
 int fl_fp8_vt_ldsm_row(int lane, int g, int kb) { return flashlab::fp8_vt_ldsm_row(lane, g, kb); }
+unsigned fl_fp8_vt_ldsm_step(unsigned at, int g, int kb) { return flashlab::fp8_vt_ldsm_step(at, g, kb); }
+unsigned fl_fp8_vt_stsm_step(unsigned at, int g, int kb) { return flashlab::fp8_vt_stsm_step(at, g, kb); }
 int fl_fp8_vt_stsm_row(int lane, int g, int kb) { return flashlab::fp8_vt_stsm_row(lane, g, kb); }
 unsigned fl_fp8_vt_perm(int lane, int m) { return flashlab::fp8_vt_perm(lane, m); }
 

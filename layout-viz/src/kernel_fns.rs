@@ -46,6 +46,8 @@ mod ffi {
         pub fn fl_fp8_vt_ldsm_row(lane: c_int, g: c_int, kb: c_int) -> c_int;
         pub fn fl_fp8_vt_stsm_row(lane: c_int, g: c_int, kb: c_int) -> c_int;
         pub fn fl_fp8_vt_perm(lane: c_int, m: c_int) -> std::ffi::c_uint;
+        pub fn fl_fp8_vt_ldsm_step(at: std::ffi::c_uint, g: c_int, kb: c_int) -> std::ffi::c_uint;
+        pub fn fl_fp8_vt_stsm_step(at: std::ffi::c_uint, g: c_int, kb: c_int) -> std::ffi::c_uint;
         pub fn fl_tile_offset(d: c_int, swizzled: c_int, row: c_int, col: c_int) -> c_int;
         pub fn fl_swizzled_step_cols(offset: c_int, col_step16: c_int) -> c_int;
         pub fn fl_swizzled_step_rows(d: c_int, offset: c_int, row_step8: c_int) -> c_int;
@@ -146,6 +148,19 @@ pub fn fp8_vt_ldsm_row(lane: u32, g: u32, kb: u32) -> u32 {
 pub fn fp8_vt_stsm_row(lane: u32, g: u32, kb: u32) -> u32 {
     // SAFETY: pure integer function.
     unsafe { ffi::fl_fp8_vt_stsm_row(lane as c_int, g as c_int, kb as c_int) as u32 }
+}
+
+/// `flashlab::fp8_vt_ldsm_step`: a row address `at` of stage 30's load moved on by `g` groups
+/// of 32 head dims and `kb` blocks of 16 keys.
+pub fn fp8_vt_ldsm_step(at: u32, g: u32, kb: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_ldsm_step(at, g as c_int, kb as c_int) }
+}
+
+/// `flashlab::fp8_vt_stsm_step`: the same for a row address of stage 30's store.
+pub fn fp8_vt_stsm_step(at: u32, g: u32, kb: u32) -> u32 {
+    // SAFETY: pure integer function.
+    unsafe { ffi::fl_fp8_vt_stsm_step(at, g as c_int, kb as c_int) }
 }
 
 /// `flashlab::fp8_vt_perm`: the `prmt` selector that makes register `m` of `lane`'s store.

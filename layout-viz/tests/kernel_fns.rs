@@ -476,6 +476,32 @@ fn fp8_vt_model_is_the_kernels() {
     }
 }
 
+/// Stage 30's kernel steps each lane's row to a run's first block (kb0 = 0 or 4), then
+/// through its four blocks: the same rows as one step to each block.
+#[test]
+fn fp8_vt_matrix_steps_twice_as_once() {
+    for lane in 0..32 {
+        for g in 0..4 {
+            for kb0 in [0, 4] {
+                for j in 0..4 {
+                    let (ld, st) = (
+                        kernel_fns::fp8_vt_ldsm_row(lane, g, kb0),
+                        kernel_fns::fp8_vt_stsm_row(lane, g, kb0),
+                    );
+                    assert_eq!(
+                        kernel_fns::fp8_vt_ldsm_step(ld, 0, j),
+                        kernel_fns::fp8_vt_ldsm_row(lane, g, kb0 + j)
+                    );
+                    assert_eq!(
+                        kernel_fns::fp8_vt_stsm_step(st, 0, j),
+                        kernel_fns::fp8_vt_stsm_row(lane, g, kb0 + j)
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// layout-viz's model of stage 30's row addresses (which draws its figure) is the kernel's.
 #[test]
 fn fp8_vt_matrix_model_is_the_kernels() {

@@ -113,19 +113,23 @@ FL_HOST_DEVICE int fp8_vt_store(int lane, int xyz, int u, int j) {
 // chunk j at chunk j ^ (i % 8)); byte offsets, each a lane's constant and a step: on to the
 // next 32 dims, the load's chunk index is XOR-ed with 2 and the store's rows move 4096 bytes;
 // on to the next 16 keys, the load's rows move 2048 bytes and the store's chunk index is
-// XOR-ed with 1. Book: "Stage 30: the transpose on ldmatrix and stmatrix".
+// XOR-ed with 1 (the _step functions; the kernel steps shared-memory addresses with them,
+// which the 1024-byte aligned slots allow, and steps twice, to the first block of a run of
+// four and then through it). Book: "Stage 30: the transpose on ldmatrix and stmatrix".
 FL_HOST_DEVICE int fp8_vt_ldsm_lane(int lane) {
     // Matrix lane / 8: keys + 8 for matrices 1 and 3, the second 16 dims for 2 and 3. Row
     // lane % 8 is key lane % 8 (+ 8), the % 8 that chunk lane / 16 is XOR-ed with.
     return 128 * ((lane & 7) + 8 * ((lane >> 3) & 1)) + 16 * ((lane >> 4) ^ (lane & 7));
 }
-FL_HOST_DEVICE int fp8_vt_ldsm_row(int lane, int g, int kb) { return (fp8_vt_ldsm_lane(lane) ^ (32 * g)) + 2048 * kb; }
+FL_HOST_DEVICE unsigned fp8_vt_ldsm_step(unsigned at, int g, int kb) { return (at ^ (32 * g)) + 2048 * kb; }
+FL_HOST_DEVICE int fp8_vt_ldsm_row(int lane, int g, int kb) { return fp8_vt_ldsm_step(fp8_vt_ldsm_lane(lane), g, kb); }
 FL_HOST_DEVICE int fp8_vt_stsm_lane(int lane) {
     const int m = lane >> 3, r = lane & 7;
     const int dim = 16 * (m >> 1) + 2 * r + ((m & 1) ^ (r >> 2));  // of the first 32
     return 128 * dim + 16 * (dim & 7);
 }
-FL_HOST_DEVICE int fp8_vt_stsm_row(int lane, int g, int kb) { return (fp8_vt_stsm_lane(lane) + 4096 * g) ^ (16 * kb); }
+FL_HOST_DEVICE unsigned fp8_vt_stsm_step(unsigned at, int g, int kb) { return (at + 4096 * g) ^ (16 * kb); }
+FL_HOST_DEVICE int fp8_vt_stsm_row(int lane, int g, int kb) { return fp8_vt_stsm_step(fp8_vt_stsm_lane(lane), g, kb); }
 // The permute giving register m of the store from the load's registers 2 (m / 2) and
 // 2 (m / 2) + 1: bytes 0 and 2 of each (the even dim) or 1 and 3 (the odd one).
 FL_HOST_DEVICE unsigned fp8_vt_perm(int lane, int m) { return ((m & 1) ^ (lane >> 4)) ? 0x7531u : 0x6420u; }

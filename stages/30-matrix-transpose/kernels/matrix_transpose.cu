@@ -137,18 +137,18 @@ __device__ void transpose_v(const Tiles<D>& s, Pipeline<NSTAGES>& v_in, const Bl
         s.bar->v.producer_acquire(st);  // and the consumers are done with the V^T slot
         const uint32_t in = smem_addr(v_in_slot(s, st)) + fp8_vt_ldsm_lane(lane), out = smem_addr(s.v_slot(st)) + fp8_vt_stsm_lane(lane);
         // Eight halves of the tile's columns of blocks (32 dims, keys 0-63 or 64-127) over the
-        // three warps. The slots are 1024-byte aligned, so XOR-ing bits 4-6 of an address is
-        // XOR-ing them in its offset.
+        // three warps: each half's first block, then its four blocks from there (kb0 is 0 or
+        // 4, so kb0 + j is kb0 ^ j and the store's two XORs make one).
         for (int half = warp; half < 8; half += TRANSPOSERS) {
             const int g = half / 2, kb0 = 4 * (half % 2);
-            const uint32_t ld = (in ^ (32 * g)) + 2048 * kb0, sto = (out + 4096 * g) ^ (16 * kb0);
+            const uint32_t ld = fp8_vt_ldsm_step(in, g, kb0), sto = fp8_vt_stsm_step(out, g, kb0);
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 uint32_t x[4];
-                ldmatrix_x4_trans(x, ld + 2048 * j);
+                ldmatrix_x4_trans(x, fp8_vt_ldsm_step(ld, 0, j));
                 const uint32_t y[4] = {__byte_perm(x[0], x[1], even), __byte_perm(x[0], x[1], odd),
                                        __byte_perm(x[2], x[3], even), __byte_perm(x[2], x[3], odd)};
-                stmatrix_x4(y, sto ^ (16 * j));  // kb0 is 0 or 4: kb0 + j is kb0 ^ j
+                stmatrix_x4(y, fp8_vt_stsm_step(sto, 0, j));
             }
         }
         // The consumers' wgmmas read V^T through the async proxy: these writes must be
