@@ -37,6 +37,7 @@ pub static STAGES: &[&dyn Stage] = &[
     &stage28_three_consumers::STAGE,
     &stage29_ring_order::STAGE,
     &stage30_matrix_transpose::STAGE,
+    &stage31_natural_v::STAGE,
 ];
 
 /// The stage numbered `n`, or an error listing the stages that exist.

@@ -690,6 +690,47 @@ fn each_lesson_diff_is_the_committed_one() {
     );
 }
 
+/// A part a stage takes from a stage other than its parent, kept in its kernel so that its
+/// lesson diff shows it: (stage, anchor, the stage it comes from, why). The copy is held to
+/// its source word for word, so a fix reaches both or fails here.
+const BORROWED_ANCHORS: &[(u32, &str, u32, &str)] = &[(
+    31,
+    "transpose_v",
+    30,
+    "stage 31 is stage 28 with stage 30's transposing warps",
+)];
+
+/// The text between `// ANCHOR: name` and `// ANCHOR_END: name` in a stage's kernel sources.
+fn kernel_anchor(stage: u32, name: &str) -> Option<String> {
+    let (start, end) = (format!("// ANCHOR: {name}"), format!("// ANCHOR_END: {name}"));
+    stage_kernel_files(stage).iter().find_map(|f| {
+        let text = fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let a = lines.iter().position(|l| l.trim() == start)?;
+        let b = a + lines[a..].iter().position(|l| l.trim() == end)?;
+        Some(lines[a + 1..b].join("\n"))
+    })
+}
+
+#[test]
+fn each_borrowed_anchor_is_its_sources_word_for_word() {
+    let mut problems = Vec::new();
+    for &(stage, name, from, why) in BORROWED_ANCHORS {
+        match (kernel_anchor(stage, name), kernel_anchor(from, name)) {
+            (Some(copy), Some(source)) if copy == source => {}
+            (Some(_), Some(_)) => problems.push(format!(
+                "stage {stage}'s `{name}` is no longer stage {from}'s ({why}): make the change in both"
+            )),
+            (copy, source) => problems.push(format!(
+                "`{name}`: stage {stage} has it: {}, stage {from} has it: {}",
+                copy.is_some(),
+                source.is_some()
+            )),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// Inline PTX lives once, in the wrapper headers of `kernel-headers/include/flashlab/`: a kernel
 /// calls a named wrapper, so each instruction family is explained in one place.
 #[test]
